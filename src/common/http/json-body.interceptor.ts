@@ -1,0 +1,109 @@
+import { Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import bodyParser from 'body-parser';
+import { isUtf8 } from 'node:buffer';
+import contentType from 'content-type';
+import type { Request, Response } from 'express';
+import type { Observable } from 'rxjs';
+import { APP_CONFIG } from '../../config/config.module.js';
+import type { AppConfig } from '../../config/environment.js';
+import { ProblemException } from '../problem/problem.exception.js';
+import { ProblemTypes } from '../problem/problem-types.js';
+
+const JSON_TYPES = ['application/json'];
+// RFC 7396 merge patches have their own media type; PATCH accepts both.
+const PATCH_TYPES = ['application/json', 'application/merge-patch+json'];
+
+const ACCEPTED_TYPES: Record<string, string[]> = { POST: JSON_TYPES, PUT: JSON_TYPES, PATCH: PATCH_TYPES };
+
+/**
+ * Reads JSON request bodies. It runs as an interceptor, after the guards, rather than as
+ * app-level middleware: an anonymous or throttled client is refused before the service spends
+ * time reading and parsing up to BODY_LIMIT bytes, and auth errors win over body errors.
+ */
+@Injectable()
+export class JsonBodyInterceptor implements NestInterceptor {
+  private readonly parseJson: (request: Request, response: Response) => Promise<void>;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    // Content-Type was checked already; strict: only objects and arrays at the top level (RFC 8259 allows
+    // any value, but a post is always an object and this rejects `null` or `"x"` before parsing).
+    // verify: invalid UTF-8 would otherwise be decoded to U+FFFD and stored silently altered.
+    const parser = bodyParser.json({
+      limit: config.bodyLimitBytes,
+      strict: true,
+      type: () => true,
+      verify: (_request, _response, buffer) => {
+        if (!isUtf8(buffer)) throw Object.assign(new Error('invalid UTF-8'), { status: 400 });
+      },
+    });
+    this.parseJson = (request, response) =>
+      new Promise((resolve, reject) => parser(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+  }
+
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    const accepted = ACCEPTED_TYPES[request.method];
+    if (accepted) {
+      assertMediaType(request, accepted);
+      try {
+        await this.parseJson(request, http.getResponse<Response>());
+      } catch (error) {
+        throw toProblem(error);
+      }
+    }
+    return next.handle();
+  }
+}
+
+function assertMediaType(request: Request, accepted: string[]): void {
+  const header = request.headers['content-type'];
+  let mediaType: string | undefined;
+  let charset: string | undefined;
+  try {
+    if (header !== undefined) ({ type: mediaType, parameters: { charset } } = contentType.parse(header));
+  } catch {
+    mediaType = undefined;
+  }
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+    // RFC 8259 §8.1: JSON exchanged between systems is UTF-8.
+    throw new ProblemException(ProblemTypes.unsupportedMediaType, `JSON bodies must be UTF-8, not ${charset}.`);
+  }
+  if (mediaType === undefined || !accepted.includes(mediaType)) {
+    throw new ProblemException(
+      ProblemTypes.unsupportedMediaType,
+      `${request.method} needs a body with Content-Type ${accepted.join(' or ')}` +
+        (header === undefined ? '; the request has no Content-Type.' : '.'),
+      { headers: request.method === 'PATCH' ? { 'Accept-Patch': PATCH_TYPES.join(', ') } : {} },
+    );
+  }
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+// body-parser marks its errors with a `type`; each maps to a problem a client can act on.
+function toProblem(error: unknown): ProblemException {
+  const { type, limit } = error as BodyParserError;
+  switch (type) {
+    case 'entity.too.large':
+      return new ProblemException(ProblemTypes.payloadTooLarge, `The request body exceeds the limit of ${limit} bytes.`);
+    case 'entity.parse.failed':
+      return new ProblemException(ProblemTypes.malformedJson, 'The request body could not be parsed as a JSON object.');
+    case 'entity.verify.failed':
+      return new ProblemException(ProblemTypes.malformedJson, 'The request body is not valid UTF-8.');
+    case 'encoding.unsupported':
+      return new ProblemException(
+        ProblemTypes.unsupportedMediaType,
+        'Unsupported Content-Encoding; use identity, gzip, deflate or br.',
+      );
+    case 'request.size.invalid':
+    case 'request.aborted':
+      return new ProblemException(ProblemTypes.badRequest, 'The request body ended before its declared length.');
+    default:
+      return new ProblemException(ProblemTypes.badRequest, 'The request body could not be read.', { cause: error });
+  }
+}

@@ -1,0 +1,30 @@
+export interface ProblemType {
+  /** Stable identifier of the kind of error: clients switch on it, never on `title` or `detail`. */
+  type: string;
+  title: string;
+  status: number;
+}
+
+const define = (slug: string, status: number, title: string): ProblemType => ({
+  type: `urn:problem-type:posts-api:${slug}`,
+  status,
+  title,
+});
+
+// The catalogue of every problem the service answers with; docs/problems.md describes each one.
+export const ProblemTypes = {
+  validationFailed: define('validation-failed', 400, 'The request is not valid'),
+  malformedJson: define('malformed-json', 400, 'The request body is not valid JSON'),
+  badRequest: define('bad-request', 400, 'The request is malformed'),
+  notFound: define('not-found', 404, 'Resource not found'),
+  routeNotFound: define('route-not-found', 404, 'No such route'),
+  methodNotAllowed: define('method-not-allowed', 405, 'Method not allowed'),
+  conflict: define('conflict', 409, 'Conflict'),
+  payloadTooLarge: define('payload-too-large', 413, 'Request body too large'),
+  unsupportedMediaType: define('unsupported-media-type', 415, 'Unsupported media type'),
+  serviceUnavailable: define('service-unavailable', 503, 'Service temporarily unavailable'),
+  internalError: define('internal-error', 500, 'Internal server error'),
+} satisfies Record<string, ProblemType>;
+
+/** One entry of `errors`: `pointer` (RFC 6901) for body members, `parameter` for path/query. */
+export type FieldError = { pointer: string; detail: string } | { parameter: string; detail: string };

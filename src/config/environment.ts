@@ -1,0 +1,112 @@
+import { plainToInstance } from 'class-transformer';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, validateSync } from 'class-validator';
+import { parseDatabaseUrl, type DatabaseConfig } from '../database/database-url.js';
+import { ConfigError } from './config-error.js';
+
+// Every variable the service reads. Values arrive as strings; validation names the variable and what it
+// accepts, so a typo fails at start-up instead of on the first request.
+class EnvironmentVariables {
+  @IsOptional()
+  @Matches(/^\d{1,5}$/, { message: 'PORT must be a TCP port number (0-65535)' })
+  PORT?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'HOST must be a host name or IP address to listen on' })
+  HOST?: string;
+
+  @IsOptional()
+  @Matches(/^(\/[A-Za-z0-9._~-]+)*$/, { message: 'API_PREFIX must be empty or a path such as /api/v1 (no trailing slash)' })
+  API_PREFIX?: string;
+
+  @IsOptional()
+  @IsString()
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,3}$/, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 9999' })
+  DATABASE_POOL_SIZE?: string;
+
+  @IsOptional()
+  @Matches(/^\d+(b|kb|mb)?$/i, { message: 'BODY_LIMIT must be a size such as 1048576, 512kb or 1mb' })
+  BODY_LIMIT?: string;
+
+  @IsOptional()
+  @MinLength(32, { message: 'CURSOR_SECRET must be at least 32 characters long' })
+  @MaxLength(1024, { message: 'CURSOR_SECRET must be at most 1024 characters long' })
+  CURSOR_SECRET?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*[^/?#\s])?$/, {
+    message: 'PUBLIC_BASE_URL must be an absolute http(s) URL without a trailing slash, query or fragment',
+  })
+  PUBLIC_BASE_URL?: string;
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'], {
+    message: 'LOG_LEVEL must be one of fatal, error, warn, log, debug, verbose',
+  })
+  LOG_LEVEL?: string;
+}
+
+export type LogLevelName = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  apiPrefix: string;
+  database: DatabaseConfig;
+  bodyLimitBytes: number;
+  /** null: a random secret per process (cursors then only work on the instance that issued them). */
+  cursorSecret: string | null;
+  /** null: Location and Link headers are root-relative. */
+  publicBaseUrl: string | null;
+  logLevel: LogLevelName;
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:data/posts.sqlite';
+
+export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
+  const variables = plainToInstance(EnvironmentVariables, pickDefined(env));
+  const errors = validateSync(variables, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const messages = errors.flatMap((error) => Object.values(error.constraints ?? {}));
+    throw new ConfigError(`Invalid configuration: ${messages.join('; ')}`);
+  }
+
+  const port = Number(variables.PORT ?? 3000);
+  if (port > 65535) throw new ConfigError('Invalid configuration: PORT must be a TCP port number (0-65535)');
+
+  return {
+    port,
+    host: variables.HOST ?? '0.0.0.0',
+    apiPrefix: variables.API_PREFIX ?? '',
+    database: parseDatabaseUrl(variables.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+      poolSize: Number(variables.DATABASE_POOL_SIZE ?? 10),
+    }),
+    bodyLimitBytes: parseByteSize(variables.BODY_LIMIT ?? '1mb'),
+    cursorSecret: variables.CURSOR_SECRET ?? null,
+    publicBaseUrl: variables.PUBLIC_BASE_URL ?? null,
+    logLevel: (variables.LOG_LEVEL ?? 'log') as LogLevelName,
+  };
+}
+
+const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+function parseByteSize(value: string): number {
+  const [, digits, unit = 'b'] = /^(\d+)([a-z]*)$/i.exec(value) ?? [];
+  const bytes = Number(digits) * (SIZE_UNITS[unit.toLowerCase()] ?? 1);
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new ConfigError('Invalid configuration: BODY_LIMIT must be a size such as 1048576, 512kb or 1mb');
+  }
+  return bytes;
+}
+
+// Names of the variables only; empty strings count as unset, as in most twelve-factor tooling.
+function pickDefined(env: NodeJS.ProcessEnv): Record<string, string> {
+  const defined: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && value !== '') defined[name] = value;
+  }
+  return defined;
+}

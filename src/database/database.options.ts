@@ -1,0 +1,55 @@
+import type { DataSourceOptions, LogLevel } from 'typeorm';
+import type { DatabaseConfig } from './database-url.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+// The one place that turns configuration into TypeORM options: used by the Nest module and by
+// ormconfig.ts (the TypeORM CLI), so the CLI migrates exactly the database the service uses.
+export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+  const common = {
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    // Schema comes from migrations only; synchronize would silently diverge between databases.
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error', 'warn', 'migration'] as LogLevel[],
+  };
+
+  if (database.kind === 'sqlite') {
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: database.path,
+      // WAL lets readers proceed while a write is in progress; it does not apply to :memory:.
+      enableWAL: database.path !== ':memory:',
+      // How long a statement waits for another connection's write lock before SQLITE_BUSY (-> 503).
+      timeout: 5_000,
+      prepareDatabase: (db: { pragma: (statement: string) => unknown }) => {
+        db.pragma('foreign_keys = ON');
+      },
+    };
+  }
+
+  return {
+    ...common,
+    type: 'mysql',
+    host: database.host,
+    port: database.port,
+    username: database.username,
+    password: database.password,
+    database: database.database,
+    poolSize: database.poolSize,
+    // utf8mb4 on the wire, so emoji and other astral characters survive the round trip.
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    // BIGINT ids come back as numbers (they stay within Number.MAX_SAFE_INTEGER, see posts-api docs).
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    // Fail fast when the server is unreachable: a request gets a 503 instead of hanging for 10 s.
+    connectTimeout: 3_000,
+    extra: {
+      enableKeepAlive: true,
+      // Bounded wait queue: under an outage requests fail fast instead of piling up without limit.
+      queueLimit: 1_000,
+    },
+  };
+}

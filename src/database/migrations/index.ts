@@ -1,0 +1,5 @@
+import { CreatePosts1795000000000 } from './1795000000000-create-posts.js';
+
+// Listed explicitly rather than globbed: the same list works from TypeScript sources (tests) and
+// from the compiled build (service and CLI), and a migration can never be picked up by accident.
+export const MIGRATIONS = [CreatePosts1795000000000];

@@ -1,0 +1,56 @@
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsText } from '../../common/validation/text-rules.js';
+import { AUTHOR_RULE } from './post-input.dto.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+const once = (name: string) => ({ message: `${name} must be given at most once` });
+
+/** Query of GET /posts. Values stay strings here; PostsService.findPage gets them parsed by toPageQuery(). */
+export class ListPostsQueryDto {
+  @IsOptional()
+  @IsString(once('limit'))
+  @Matches(/^\d+$/, { message: 'limit must be a positive integer' })
+  @Matches(/[1-9]/, { message: 'limit must be at least 1' })
+  limit?: string;
+
+  @IsOptional()
+  @IsString(once('cursor'))
+  @MaxLength(256, { message: 'cursor is not a cursor issued by this service' })
+  cursor?: string;
+
+  @IsOptional()
+  @IsText(AUTHOR_RULE)
+  author?: string;
+
+  @IsOptional()
+  @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
+  order?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'count must be true or false' })
+  count?: string;
+}
+
+export interface PageQuery {
+  limit: number;
+  order: 'asc' | 'desc';
+  author?: string;
+  cursor?: string;
+  count: boolean;
+}
+
+export function toPageQuery(query: ListPostsQueryDto): PageQuery {
+  // Larger limits are coerced to the maximum rather than refused (docs/api.md); comparing digit
+  // counts first keeps a 30-digit limit from becoming an imprecise float on the way.
+  const digits = query.limit?.replace(/^0+/, '');
+  const limit = digits === undefined ? DEFAULT_PAGE_SIZE : digits.length > 3 ? MAX_PAGE_SIZE : Number(digits);
+  return {
+    limit: Math.min(limit, MAX_PAGE_SIZE),
+    order: query.order === 'asc' ? 'asc' : 'desc',
+    author: query.author,
+    cursor: query.cursor,
+    count: query.count === 'true',
+  };
+}

@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { PublicUrls } from '../common/http/public-urls.js';
+import { CursorCodec } from '../common/pagination/cursor-codec.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/environment.js';
+import { Post } from './post.entity.js';
+import { PostsController } from './posts.controller.js';
+import { PostsService } from './posts.service.js';
+import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Post])],
+  controllers: [PostsController],
+  providers: [
+    PostsService,
+    PublicUrls,
+    {
+      provide: POSTS_CURSOR_CODEC,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new CursorCodec(config.cursorSecret),
+    },
+  ],
+})
+export class PostsModule {}

@@ -1,0 +1,1 @@
+export const POSTS_CURSOR_CODEC = Symbol('POSTS_CURSOR_CODEC');

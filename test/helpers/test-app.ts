@@ -1,0 +1,55 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
+import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
+import { APP_CONFIG } from '../../src/config/config.module.js';
+import { loadConfig } from '../../src/config/environment.js';
+import { createTestDatabase } from './test-database.js';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  baseUrl: string;
+  dataSource: DataSource;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Environment variables on top of the process's own, as the service would read them. */
+  env?: Record<string, string>;
+  sqlitePath?: string;
+  /** Use this DATABASE_URL instead of a fresh database (the caller owns it). */
+  databaseUrl?: string;
+}
+
+/**
+ * The production application (AppModule + configureApp) on a fresh database with migrations
+ * applied, listening on a random loopback port.
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase(options);
+  const config = loadConfig({
+    ...process.env,
+    CURSOR_SECRET: 'test-cursor-secret-of-at-least-32-characters',
+    ...options.env,
+    DATABASE_URL: database.url,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .overrideProvider(APP_CONFIG)
+    .useValue(config)
+    .compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ ...APP_OPTIONS, logger: ['fatal'] });
+  configureApp(app, config);
+  await app.listen(0, '127.0.0.1');
+  const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1') + config.apiPrefix;
+  return {
+    app,
+    baseUrl,
+    dataSource: app.get<DataSource>(getDataSourceToken()),
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
