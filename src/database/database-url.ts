@@ -12,7 +12,6 @@ export type DatabaseConfig =
       poolSize: number;
     };
 
-
 /**
  * Accepts `mysql://user:pass@host:3306/db`, `sqlite:PATH` and `sqlite::memory:`.
  * Errors never echo the URL: it may carry a password.
@@ -37,17 +36,26 @@ export function parseDatabaseUrl(url: string, options: { poolSize: number }): Da
       `Invalid configuration: DATABASE_URL scheme ${parsed.protocol} is not supported (use mysql:, mariadb: or sqlite:)`,
     );
   }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  const database = decodeComponent(parsed.pathname.replace(/^\//, ''), 'database name');
   if (database === '' || database.includes('/')) {
     throw new ConfigError('Invalid configuration: DATABASE_URL must name a database, as in mysql://host:3306/posts');
   }
   return {
     kind: 'mysql',
-    host: parsed.hostname,
+    // URL keeps the brackets of an IPv6 literal ([::1]); the driver wants the bare address.
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
     port: parsed.port === '' ? 3306 : Number(parsed.port),
-    username: decodeURIComponent(parsed.username || 'root'),
-    password: decodeURIComponent(parsed.password),
+    username: decodeComponent(parsed.username || 'root', 'user name'),
+    password: decodeComponent(parsed.password, 'password'),
     database,
     poolSize: options.poolSize,
   };
+}
+
+function decodeComponent(value: string, what: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new ConfigError(`Invalid configuration: DATABASE_URL has a malformed percent-escape in its ${what}`);
+  }
 }

@@ -27,7 +27,9 @@ export class CursorCodec {
   }
 
   encode(position: CursorPosition): string {
-    const payload = Buffer.from(JSON.stringify([VERSION, position.after, scopeHash(position.scope)])).toString('base64url');
+    const payload = Buffer.from(JSON.stringify([VERSION, position.after, scopeHash(position.scope)])).toString(
+      'base64url',
+    );
     return `${payload}.${this.sign(payload)}`;
   }
 
@@ -39,10 +41,16 @@ export class CursorCodec {
     }
     const expected = Buffer.from(this.sign(payload), 'base64url');
     const given = Buffer.from(signature, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    // The re-encoding check refuses non-canonical base64url (unused low bits in the last character),
+    // so each position has exactly one valid cursor.
+    if (
+      given.length !== expected.length ||
+      given.toString('base64url') !== signature ||
+      !timingSafeEqual(given, expected)
+    ) {
       throw new InvalidCursorError('the cursor was not issued by this service or has been altered');
     }
-    const [version, after, hash] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
+    const [version, after, hash] = parsePayload(payload);
     if (version !== VERSION || !Number.isSafeInteger(after) || (after as number) < 0) {
       throw new InvalidCursorError('the cursor is no longer supported; start again from the first page');
     }
@@ -55,6 +63,16 @@ export class CursorCodec {
   private sign(payload: string): string {
     return createHmac('sha256', this.key).update(payload).digest().subarray(0, SIGNATURE_BYTES).toString('base64url');
   }
+}
+
+function parsePayload(payload: string): unknown[] {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    if (Array.isArray(parsed)) return parsed;
+  } catch {
+    // Falls through: only a key holder could sign such a payload, but it is still just a bad cursor.
+  }
+  throw new InvalidCursorError('the cursor is malformed; use the one from the Link header as it is');
 }
 
 function scopeHash(scope: string): string {
