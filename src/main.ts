@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
-import { APP_OPTIONS, configureApp } from './app.setup.js';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig, type LogLevelName } from './config/environment.js';
 
@@ -12,20 +12,23 @@ const LOG_LEVELS: LogLevelName[] = ['fatal', 'error', 'warn', 'log', 'debug', 'v
 async function bootstrap(): Promise<void> {
   // Validated before Nest starts, so a bad variable is one clear line and exit code 1.
   const config = loadConfig(process.env);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
     ...APP_OPTIONS,
     logger: LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(config.logLevel) + 1),
   });
   configureApp(app, config);
   if (config.cursorSecret === null) {
-    new Logger('Config').warn('CURSOR_SECRET is not set: pagination cursors are valid only on this instance until it restarts.');
+    new Logger('Config').warn(
+      'CURSOR_SECRET is not set: pagination cursors are valid only on this instance until it restarts.',
+    );
   }
   await app.listen(config.port, config.host);
   new Logger('Bootstrap').log(`Listening on ${await app.getUrl()}${config.apiPrefix}`);
 }
 
 bootstrap().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : `Start-up failed: ${(error as Error)?.message ?? error}`;
+  const message =
+    error instanceof ConfigError ? error.message : `Start-up failed: ${(error as Error)?.message ?? error}`;
   process.stderr.write(`${message}\n`);
   process.exit(1);
 });

@@ -23,8 +23,10 @@ const ACCEPTED_TYPES: Record<string, string[]> = { POST: JSON_TYPES, PUT: JSON_T
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
   private readonly parseJson: (request: Request, response: Response) => Promise<void>;
+  private readonly limit: number;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.limit = config.bodyLimitBytes;
     // Content-Type was checked already; strict: only objects and arrays at the top level (RFC 8259 allows
     // any value, but a post is always an object and this rejects `null` or `"x"` before parsing).
     // verify: invalid UTF-8 would otherwise be decoded to U+FFFD and stored silently altered.
@@ -37,7 +39,9 @@ export class JsonBodyInterceptor implements NestInterceptor {
       },
     });
     this.parseJson = (request, response) =>
-      new Promise((resolve, reject) => parser(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+      new Promise((resolve, reject) =>
+        parser(request, response, (error?: Error) => (error ? reject(error) : resolve())),
+      );
   }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -45,15 +49,31 @@ export class JsonBodyInterceptor implements NestInterceptor {
     const request = http.getRequest<Request>();
     const accepted = ACCEPTED_TYPES[request.method];
     if (accepted) {
+      const response = http.getResponse<Response>();
       assertMediaType(request, accepted);
+      this.assertDeclaredLength(request, response);
       try {
-        await this.parseJson(request, http.getResponse<Response>());
+        await this.parseJson(request, response);
       } catch (error) {
         throw toProblem(error);
       }
     }
     return next.handle();
   }
+
+  // body-parser would read (and discard) a declared-too-large body to the end before answering;
+  // refuse it from the header alone and close the connection instead of draining megabytes.
+  private assertDeclaredLength(request: Request, response: Response): void {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > this.limit) {
+      response.setHeader('Connection', 'close');
+      throw payloadTooLarge(this.limit);
+    }
+  }
+}
+
+function payloadTooLarge(limit: number | undefined): ProblemException {
+  return new ProblemException(ProblemTypes.payloadTooLarge, `The request body exceeds the limit of ${limit} bytes.`);
 }
 
 function assertMediaType(request: Request, accepted: string[]): void {
@@ -61,7 +81,11 @@ function assertMediaType(request: Request, accepted: string[]): void {
   let mediaType: string | undefined;
   let charset: string | undefined;
   try {
-    if (header !== undefined) ({ type: mediaType, parameters: { charset } } = contentType.parse(header));
+    if (header !== undefined)
+      ({
+        type: mediaType,
+        parameters: { charset },
+      } = contentType.parse(header));
   } catch {
     mediaType = undefined;
   }
@@ -90,7 +114,7 @@ function toProblem(error: unknown): ProblemException {
   const { type, limit } = error as BodyParserError;
   switch (type) {
     case 'entity.too.large':
-      return new ProblemException(ProblemTypes.payloadTooLarge, `The request body exceeds the limit of ${limit} bytes.`);
+      return payloadTooLarge(limit);
     case 'entity.parse.failed':
       return new ProblemException(ProblemTypes.malformedJson, 'The request body could not be parsed as a JSON object.');
     case 'entity.verify.failed':

@@ -61,7 +61,10 @@ export class RouteTable {
         }
       }
     }
-    return [...byPattern].map(([pattern, methods]) => ({ matches: match(pattern, { decode: false }), methods }));
+    return [...byPattern].map(([pattern, methods]) => ({
+      matches: match(pattern, { decode: false, sensitive: true }),
+      methods,
+    }));
   }
 }
 

@@ -40,7 +40,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     }
 
     if (isUnmatchedRoute(exception) && request.method === 'OPTIONS') {
-      const allowed = this.routeTable.allowedMethods(request.path);
+      const allowed = this.routeTable.allowedMethods(requestPath(request));
       if (allowed.length > 0) {
         response.status(204).setHeader('Allow', allowed.join(', '));
         response.end();
@@ -54,7 +54,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
         message: problem.problemType.title,
         requestId: requestIdOf(response),
         method: request.method,
-        path: request.path,
+        path: requestPath(request),
         error: describe(exception),
       });
     }
@@ -64,7 +64,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       title: problem.problemType.title,
       status: problem.problemType.status,
       detail: problem.detail,
-      instance: request.path,
+      instance: requestPath(request),
       requestId: requestIdOf(response),
       ...(problem.errors && { errors: problem.errors }),
     };
@@ -101,16 +101,24 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   }
 
   private unmatchedRoute(request: Request): Problem {
-    const allowed = this.routeTable.allowedMethods(request.path);
+    const allowed = this.routeTable.allowedMethods(requestPath(request));
     if (allowed.length === 0) {
-      return { problemType: ProblemTypes.routeNotFound, detail: `No route matches ${request.path}.` };
+      return { problemType: ProblemTypes.routeNotFound, detail: `No route matches ${requestPath(request)}.` };
     }
     return {
       problemType: ProblemTypes.methodNotAllowed,
-      detail: `${request.method} is not supported on ${request.path}; use ${allowed.join(', ')}.`,
+      detail: `${request.method} is not supported on ${requestPath(request)}; use ${allowed.join(', ')}.`,
       headers: { Allow: allowed.join(', ') },
     };
   }
+}
+
+// The full path as the client sent it: inside the router's not-found handler, which Express mounts
+// under the global prefix, `request.path` has the prefix stripped.
+function requestPath(request: Request): string {
+  const url = request.originalUrl;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 // Our own code throws ProblemException for missing resources; a bare NotFoundException comes from
@@ -133,15 +141,21 @@ const STATUS_TYPES: Record<number, ProblemType> = {
 // message that is safe to show; a status we have no type for is described by about:blank (RFC 9457 §4.2.1).
 function fromHttpException(exception: HttpException): Problem {
   const status = exception.getStatus();
-  if (status >= 500) return { problemType: ProblemTypes.internalError, detail: 'The server could not complete the request.' };
+  if (status >= 500)
+    return { problemType: ProblemTypes.internalError, detail: 'The server could not complete the request.' };
   const known = STATUS_TYPES[status];
   const response = exception.getResponse();
-  const message =
-    typeof response === 'string' ? response : ((response as { message?: unknown }).message ?? exception.message);
-  const detail = Array.isArray(message) ? message.join('; ') : String(message);
+  const message = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+  const detail = Array.isArray(message)
+    ? message.join('; ')
+    : typeof message === 'string'
+      ? message
+      : exception.message;
   return { problemType: known ?? { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status }, detail };
 }
 
 function describe(exception: unknown): unknown {
-  return exception instanceof Error ? { name: exception.name, message: exception.message, stack: exception.stack } : exception;
+  return exception instanceof Error
+    ? { name: exception.name, message: exception.message, stack: exception.stack }
+    : exception;
 }
