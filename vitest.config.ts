@@ -1,6 +1,6 @@
 import { createConnection } from 'mysql2/promise';
 import swc from 'unplugin-swc';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
 
 // Where the MySQL/MariaDB e2e run creates its throwaway databases (one per test file).
 const mysqlUrl = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -15,20 +15,22 @@ async function mysqlUnavailableReason(): Promise<string | null> {
   }
 }
 
-export default defineConfig(async () => {
+export default defineConfig(async (): Promise<ViteUserConfig> => {
   const unavailable = await mysqlUnavailableReason();
   const runMysql = unavailable === null || process.env.CI === 'true';
   if (unavailable !== null) {
     // Under CI the MySQL project still runs, and fails on its first connection: never a silent skip.
-    const consequence = runMysql ? 'CI=true, so the MySQL e2e tests run and will fail' : 'the MySQL e2e tests are NOT run';
+    const consequence = runMysql
+      ? 'CI=true, so the MySQL e2e tests run and will fail'
+      : 'the MySQL e2e tests are NOT run';
     process.stderr.write(
       `\n*** MySQL/MariaDB is not reachable at ${mysqlUrl.replace(/\/\/[^@]*@/, '//')} (${unavailable}): ${consequence}.\n` +
         '*** Start MariaDB or set TEST_MYSQL_URL=mysql://user:pass@host:3306/db to run them.\n\n',
     );
   }
 
-  const e2e = (name: string, database: string, extraInclude: string) => ({
-    extends: true as const,
+  const e2e = (name: string, database: string, extraInclude: string): TestProjectInlineConfiguration => ({
+    extends: true,
     test: {
       name,
       include: ['test/**/*.e2e-spec.ts', extraInclude],

@@ -16,7 +16,9 @@ class EnvironmentVariables {
   HOST?: string;
 
   @IsOptional()
-  @Matches(/^(\/[A-Za-z0-9._~-]+)*$/, { message: 'API_PREFIX must be empty or a path such as /api/v1 (no trailing slash)' })
+  @Matches(/^(\/[A-Za-z0-9._~-]+)*$/, {
+    message: 'API_PREFIX must be empty or a path such as /api/v1 (no trailing slash)',
+  })
   API_PREFIX?: string;
 
   @IsOptional()

@@ -35,7 +35,12 @@ const UNAVAILABLE_TYPEORM_ERRORS = new Set([
 ]);
 
 // mysql2 reports a closed or saturated pool by message only.
-const UNAVAILABLE_MESSAGES = [/^Pool is closed\.?$/, /^Queue limit reached\.?$/, /connect ETIMEDOUT/, /Connection lost/];
+const UNAVAILABLE_MESSAGES = [
+  /^Pool is closed\.?$/,
+  /^Queue limit reached\.?$/,
+  /connect ETIMEDOUT/,
+  /Connection lost/,
+];
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;

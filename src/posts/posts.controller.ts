@@ -1,4 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Patch,
+  Post,
+  Put,
+  Query,
+  Res,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import { ParseIdPipe } from '../common/http/parse-id.pipe.js';
 import { PublicUrls } from '../common/http/public-urls.js';
@@ -16,7 +29,10 @@ export class PostsController {
   ) {}
 
   @Get()
-  async list(@Query() query: ListPostsQueryDto, @Res({ passthrough: true }) response: Response): Promise<PostResource[]> {
+  async list(
+    @Query() query: ListPostsQueryDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PostResource[]> {
     const pageQuery = toPageQuery(query);
     const page = await this.postsService.findPage(pageQuery);
     if (page.nextCursor !== undefined) {

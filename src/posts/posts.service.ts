@@ -38,7 +38,8 @@ export class PostsService {
     if (query.author !== undefined) select.andWhere('post.author = :author', { author: query.author });
     const totalCount = query.count ? await select.clone().getCount() : undefined;
 
-    if (after !== undefined) select.andWhere(query.order === 'desc' ? 'post.id < :after' : 'post.id > :after', { after });
+    if (after !== undefined)
+      select.andWhere(query.order === 'desc' ? 'post.id < :after' : 'post.id > :after', { after });
     // One row more than asked tells whether a next page exists without a COUNT.
     const rows = await select
       .orderBy('post.id', query.order === 'desc' ? 'DESC' : 'ASC')

@@ -31,7 +31,8 @@ export async function send<T = unknown>(
 
 export function client(baseUrl: () => string) {
   return {
-    get: <T = unknown>(path: string, headers?: Record<string, string>) => send<T>('GET', baseUrl() + path, undefined, headers),
+    get: <T = unknown>(path: string, headers?: Record<string, string>) =>
+      send<T>('GET', baseUrl() + path, undefined, headers),
     post: <T = unknown>(path: string, body?: RequestBody, headers?: Record<string, string>) =>
       send<T>('POST', baseUrl() + path, body, headers),
     put: <T = unknown>(path: string, body?: RequestBody, headers?: Record<string, string>) =>

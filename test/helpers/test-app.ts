@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
-import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { APP_CONFIG } from '../../src/config/config.module.js';
 import { loadConfig } from '../../src/config/environment.js';
 import { createTestDatabase } from './test-database.js';
@@ -28,7 +28,9 @@ export interface TestAppOptions {
  * applied, listening on a random loopback port.
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase(options);
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, drop: async () => {} }
+    : await createTestDatabase(options);
   const config = loadConfig({
     ...process.env,
     CURSOR_SECRET: 'test-cursor-secret-of-at-least-32-characters',
@@ -39,7 +41,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     .overrideProvider(APP_CONFIG)
     .useValue(config)
     .compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ ...APP_OPTIONS, logger: ['fatal'] });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
+    ...APP_OPTIONS,
+    logger: ['fatal'],
+  });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
   const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1') + config.apiPrefix;

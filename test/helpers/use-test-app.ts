@@ -21,7 +21,7 @@ export function useTestApp(options: TestAppOptions = {}) {
       return current();
     },
     async countPosts(): Promise<number> {
-      const [row] = (await current().dataSource.query('SELECT COUNT(*) AS n FROM posts')) as Array<{ n: number | string }>;
+      const [row] = await current().dataSource.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM posts');
       return Number(row.n);
     },
     async findPostRow(id: number): Promise<Record<string, unknown> | undefined> {

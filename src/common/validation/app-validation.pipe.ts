@@ -60,7 +60,9 @@ class UnmappedValidationErrors {
 
 function invalid(errors: FieldError[]): ProblemException {
   const fields = errors.map((error) => ('pointer' in error ? error.pointer || 'body' : error.parameter));
-  return new ProblemException(ProblemTypes.validationFailed, `Invalid: ${[...new Set(fields)].join(', ')}.`, { errors });
+  return new ProblemException(ProblemTypes.validationFailed, `Invalid: ${[...new Set(fields)].join(', ')}.`, {
+    errors,
+  });
 }
 
 function unknownMember(location: 'body' | 'query', key: string): FieldError {
@@ -74,7 +76,9 @@ function flatten(errors: ValidationError[], location: 'body' | 'query', parents:
     const path = [...parents, error.property];
     const own = Object.entries(error.constraints ?? {}).map(([constraint, message]): FieldError => {
       if (constraint === 'whitelistValidation') return unknownMember(location, path.join('.'));
-      return location === 'body' ? { pointer: pointerTo(path), detail: message } : { parameter: path.join('.'), detail: message };
+      return location === 'body'
+        ? { pointer: pointerTo(path), detail: message }
+        : { parameter: path.join('.'), detail: message };
     });
     return [...own, ...flatten(error.children ?? [], location, path)];
   });

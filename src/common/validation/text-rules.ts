@@ -36,7 +36,8 @@ export function checkText(value: unknown, rule: TextRule): string | null {
   if (length < rule.minLength || length > rule.maxLength) {
     return `must be ${rule.minLength} to ${rule.maxLength} characters long (it has ${length})`;
   }
-  if (rule.requireVisible && !VISIBLE_CHARACTER.test(value)) return 'must contain at least one non-whitespace character';
+  if (rule.requireVisible && !VISIBLE_CHARACTER.test(value))
+    return 'must contain at least one non-whitespace character';
   if (rule.forbidden === 'control') {
     const found = CONTROL_CHARACTER.exec(value);
     if (found) return `must not contain control characters (found U+${hex(found[0])})`;

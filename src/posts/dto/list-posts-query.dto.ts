@@ -5,7 +5,7 @@ import { AUTHOR_RULE } from './post-input.dto.js';
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
-const once = (name: string) => ({ message: `${name} must be given at most once` });
+const once = (name: string): { message: string } => ({ message: `${name} must be given at most once` });
 
 /** Query of GET /posts. Values stay strings here; PostsService.findPage gets them parsed by toPageQuery(). */
 export class ListPostsQueryDto {
