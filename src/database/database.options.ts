@@ -1,6 +1,7 @@
 import type { DataSourceOptions, LogLevel } from 'typeorm';
 import type { DatabaseConfig } from './database-url.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { TypeOrmNestLogger } from './typeorm-logger.js';
 
 // The one place that turns configuration into TypeORM options: used by the Nest module and by
 // ormconfig.ts (the TypeORM CLI), so the CLI migrates exactly the database the service uses.
@@ -12,6 +13,9 @@ export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOpti
     synchronize: false,
     migrationsRun: false,
     logging: ['error', 'warn', 'migration'] as LogLevel[],
+    logger: new TypeOrmNestLogger(),
+    // Reported through the logger above; a page query is a handful of milliseconds.
+    maxQueryExecutionTime: 1_000,
   };
 
   if (database.kind === 'sqlite') {
