@@ -1,4 +1,4 @@
-import type { DataSourceOptions, LogLevel } from 'typeorm';
+import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from './database-url.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { TypeOrmNestLogger } from './typeorm-logger.js';
@@ -12,7 +12,7 @@ export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOpti
     // Schema comes from migrations only; synchronize would silently diverge between databases.
     synchronize: false,
     migrationsRun: false,
-    logging: ['error', 'warn', 'migration'] as LogLevel[],
+    // Decides on its own what to report (errors, slow queries, migrations), so no `logging` option.
     logger: new TypeOrmNestLogger(),
     // Reported through the logger above; a page query is a handful of milliseconds.
     maxQueryExecutionTime: 1_000,

@@ -1,10 +1,13 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
+// Mirrors the migration (the schema's source of truth, written by hand for both databases; content is
+// MEDIUMTEXT on MySQL, which an entity shared with SQLite cannot say, so never use migration:generate).
 @Entity({ name: 'posts' })
+@Index('idx_posts_author_id', ['author', 'id'])
 export class Post {
   // A number on both drivers: better-sqlite3 returns integers as numbers, and mysql2 does too for
   // BIGINT with bigNumberStrings off (database.options.ts); ids stay below Number.MAX_SAFE_INTEGER.
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true })
   id: number;
 
   @Column({ type: 'varchar', length: 200 })

@@ -1,0 +1,177 @@
+import { getRepositoryToken } from '@nestjs/typeorm';
+import type { Repository, SelectQueryBuilder } from 'typeorm';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
+import { Post } from '../src/posts/post.entity.js';
+import { PostsService } from '../src/posts/posts.service.js';
+import { useTestApp } from './helpers/use-test-app.js';
+
+// MySQL/MariaDB only: this file runs in the e2e-mysql project alone (vitest.config.ts).
+
+const TEXT_COLUMNS = ['author', 'content', 'title'];
+
+describe('MySQL/MariaDB storage', () => {
+  const context = useTestApp();
+
+  /** The binary NO PAD utf8mb4 collation of this server flavour. */
+  const expectedCollation = async (): Promise<string> => {
+    const [{ version }] = await context.app.dataSource.query<Array<{ version: string }>>('SELECT VERSION() AS version');
+    return version.includes('MariaDB') ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+  };
+
+  describe('the posts table', () => {
+    it('is an InnoDB table in utf8mb4 with the binary NO PAD collation of this server', async () => {
+      const collation = await expectedCollation();
+
+      const rows = await context.app.dataSource.query<
+        Array<{ ENGINE: string; TABLE_COLLATION: string; CHARACTER_SET_NAME: string }>
+      >(
+        `SELECT t.ENGINE, t.TABLE_COLLATION, c.CHARACTER_SET_NAME
+         FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION
+         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = 'posts'`,
+      );
+
+      expect(rows).toEqual([{ ENGINE: 'InnoDB', TABLE_COLLATION: collation, CHARACTER_SET_NAME: 'utf8mb4' }]);
+    });
+
+    it('gives every text column utf8mb4 and that collation', async () => {
+      const collation = await expectedCollation();
+
+      const rows = await context.app.dataSource.query<
+        Array<{ COLUMN_NAME: string; CHARACTER_SET_NAME: string; COLLATION_NAME: string }>
+      >(
+        `SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'posts' AND CHARACTER_SET_NAME IS NOT NULL
+         ORDER BY COLUMN_NAME`,
+      );
+
+      expect(rows).toEqual(
+        TEXT_COLUMNS.map((name) => ({ COLUMN_NAME: name, CHARACTER_SET_NAME: 'utf8mb4', COLLATION_NAME: collation })),
+      );
+    });
+
+    it('compares authors byte for byte: case, accents and trailing spaces all count', async () => {
+      const repository = context.app.dataSource.getRepository(Post);
+      const now = new Date();
+      const authors = ['Ada', 'Ada ', 'ada', 'Adá', 'ADA'];
+      await repository.insert(
+        authors.map((author) => ({ title: 'Collation', content: author, author, createdAt: now, updatedAt: now })),
+      );
+
+      const matches = await context.app.dataSource.query<Array<{ author: string }>>(
+        "SELECT author FROM posts WHERE title = 'Collation' AND author = ?",
+        ['Ada'],
+      );
+
+      expect(matches).toEqual([{ author: 'Ada' }]);
+    });
+  });
+
+  describe('the cost of a page, in rows the storage engine reads', () => {
+    const AUTHORS = 30;
+    const POSTS_PER_AUTHOR = 100;
+    const PAGE_SIZE = 20;
+    const AUTHOR = 'author-07';
+    const authorName = (index: number) => `author-${String(index).padStart(2, '0')}`;
+    // Handler_read_* count index entries and rows read by InnoDB, whatever the plan.
+    const HANDLER_READS = 'Handler_read%';
+
+    beforeAll(async () => {
+      const { dataSource } = context.app;
+      const now = new Date();
+      const rows = Array.from({ length: AUTHORS * POSTS_PER_AUTHOR }, (_, index) => ({
+        title: `Post ${index}`,
+        content: `Content of post ${index}`,
+        author: authorName(index % AUTHORS),
+        createdAt: now,
+        updatedAt: now,
+      }));
+      for (let start = 0; start < rows.length; start += 500) {
+        await dataSource.getRepository(Post).insert(rows.slice(start, start + 500));
+      }
+      await dataSource.query('ANALYZE TABLE posts');
+    });
+
+    /** The SQL and parameters of the list query PostsService.findPage runs for `query`. */
+    const listSql = async (query: PageQuery): Promise<{ sql: string; parameters: unknown[] }> => {
+      const repository = context.app.app.get<Repository<Post>>(getRepositoryToken(Post));
+      const createQueryBuilder = vi.spyOn(repository, 'createQueryBuilder');
+      try {
+        const page = await context.app.app.get(PostsService).findPage(query);
+        expect(page.posts).toHaveLength(query.limit);
+        expect(createQueryBuilder).toHaveBeenCalledTimes(1);
+        const builder = createQueryBuilder.mock.results[0].value as SelectQueryBuilder<Post>;
+        const [sql, parameters] = builder.getQueryAndParameters();
+        return { sql, parameters };
+      } finally {
+        createQueryBuilder.mockRestore();
+      }
+    };
+
+    /** The page query `depth` posts into the listing, with the cursor a client would hold there. */
+    const pageQueryAt = async (query: PageQuery, depth: number): Promise<PageQuery> => {
+      if (depth === 0) return query;
+      const { nextCursor } = await context.app.app.get(PostsService).findPage({ ...query, limit: depth });
+      expect(nextCursor).toBeDefined();
+      return { ...query, cursor: nextCursor };
+    };
+
+    /** Runs `sql` on one connection between FLUSH STATUS and SHOW SESSION STATUS; returns rows returned and read. */
+    const measure = async (sql: string, parameters: unknown[]): Promise<{ returned: number; read: number }> => {
+      const queryRunner = context.app.dataSource.createQueryRunner();
+      await queryRunner.connect();
+      try {
+        await queryRunner.query('FLUSH STATUS');
+        const rows = (await queryRunner.query(sql, parameters)) as unknown[];
+        const counters = (await queryRunner.query(`SHOW SESSION STATUS LIKE '${HANDLER_READS}'`)) as Array<{
+          Variable_name: string;
+          Value: string;
+        }>;
+        expect(counters.length).toBeGreaterThan(0);
+        return { returned: rows.length, read: counters.reduce((sum, counter) => sum + Number(counter.Value), 0) };
+      } finally {
+        await queryRunner.release();
+      }
+    };
+
+    const listings: Array<{ name: string; query: PageQuery; deep: number }> = [
+      { name: 'all posts, newest first', query: { limit: PAGE_SIZE, order: 'desc', count: false }, deep: 2_900 },
+      { name: 'all posts, oldest first', query: { limit: PAGE_SIZE, order: 'asc', count: false }, deep: 2_900 },
+      {
+        name: "one author's posts, newest first",
+        query: { limit: PAGE_SIZE, order: 'desc', author: AUTHOR, count: false },
+        deep: 75,
+      },
+      {
+        name: "one author's posts, oldest first",
+        query: { limit: PAGE_SIZE, order: 'asc', author: AUTHOR, count: false },
+        deep: 75,
+      },
+    ];
+
+    for (const listing of listings) {
+      it(`reads about one page of rows for a page of ${listing.name} ${listing.deep} deep, as for the first`, async () => {
+        const first = await listSql(listing.query);
+        const deep = await listSql(await pageQueryAt(listing.query, listing.deep));
+
+        const firstCost = await measure(first.sql, first.parameters);
+        const deepCost = await measure(deep.sql, deep.parameters);
+
+        expect(firstCost.returned).toBe(PAGE_SIZE + 1);
+        expect(deepCost.returned).toBe(PAGE_SIZE + 1);
+        expect(firstCost.read).toBeLessThanOrEqual(PAGE_SIZE + 2);
+        expect(deepCost.read).toBeLessThanOrEqual(PAGE_SIZE + 2);
+        expect(deepCost.read).toBe(firstCost.read);
+      });
+    }
+
+    it('does see depth: the same page reached with OFFSET reads every row it skips', async () => {
+      const { sql, parameters } = await listSql(listings[0].query);
+
+      const cost = await measure(`${sql} OFFSET 2900`, parameters);
+
+      expect(cost.returned).toBe(PAGE_SIZE + 1);
+      expect(cost.read).toBeGreaterThanOrEqual(2_900 + PAGE_SIZE);
+    });
+  });
+});

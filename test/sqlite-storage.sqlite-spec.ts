@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import type { Repository, SelectQueryBuilder } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
+import { Post } from '../src/posts/post.entity.js';
+import { PostsService } from '../src/posts/posts.service.js';
+import { buildPost } from './factories/post.factory.js';
+import { client } from './helpers/http.js';
+import { startTestApp, type TestApp } from './helpers/test-app.js';
+import { useTestApp } from './helpers/use-test-app.js';
+
+// SQLite only: this file runs in the e2e-sqlite project alone (vitest.config.ts).
+
+interface PostBody {
+  id: number;
+  title: string;
+  content: string;
+  author: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+describe('SQLite storage', () => {
+  describe('a file database', () => {
+    const root = join(tmpdir(), `posts-sqlite-spec-${randomUUID()}`);
+    /** A database path in directories that do not exist yet, different for every test. */
+    const freshPath = () => join(root, randomUUID(), 'nested', 'posts.sqlite');
+    const started: TestApp[] = [];
+
+    const start = async (sqlitePath: string): Promise<TestApp> => {
+      const testApp = await startTestApp({ sqlitePath });
+      started.push(testApp);
+      return testApp;
+    };
+
+    afterAll(async () => {
+      for (const testApp of started) await testApp.close().catch(() => undefined);
+      rmSync(root, { recursive: true, force: true });
+    });
+
+    it('is created, with its missing parent directories, when the app starts', async () => {
+      const path = freshPath();
+      expect(existsSync(dirname(path))).toBe(false);
+
+      await start(path);
+
+      expect(statSync(path).isFile()).toBe(true);
+    });
+
+    it('runs in WAL mode', async () => {
+      const { dataSource } = await start(freshPath());
+
+      const rows = await dataSource.query<Array<{ journal_mode: string }>>('PRAGMA journal_mode');
+
+      expect(rows).toEqual([{ journal_mode: 'wal' }]);
+    });
+
+    it('keeps its posts when the app is restarted on the same file', async () => {
+      const path = freshPath();
+      const first = await start(path);
+      const created = await client(() => first.baseUrl).post<PostBody>('/posts', buildPost({ author: 'Restart' }));
+      expect(created.status).toBe(201);
+      await first.close();
+      started.splice(started.indexOf(first), 1);
+
+      const second = await start(path);
+      const read = await client(() => second.baseUrl).get<PostBody>(`/posts/${created.body.id}`);
+
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(created.body);
+    });
+  });
+
+  describe('the plan of a list query', () => {
+    const context = useTestApp();
+    const PAGE_SIZE = 20;
+    const AUTHORS = 30;
+    const AUTHOR = 'author-07';
+
+    beforeAll(async () => {
+      const { dataSource } = context.app;
+      const now = new Date();
+      const rows = Array.from({ length: AUTHORS * 100 }, (_, index) => ({
+        title: `Post ${index}`,
+        content: `Content of post ${index}`,
+        author: `author-${String(index % AUTHORS).padStart(2, '0')}`,
+        createdAt: now,
+        updatedAt: now,
+      }));
+      for (let start = 0; start < rows.length; start += 500) {
+        await dataSource.getRepository(Post).insert(rows.slice(start, start + 500));
+      }
+      await dataSource.query('ANALYZE');
+    });
+
+    /** EXPLAIN QUERY PLAN of the list query PostsService.findPage runs for the page `depth` posts in. */
+    const planAt = async (query: PageQuery, depth: number): Promise<string[]> => {
+      const service = context.app.app.get(PostsService);
+      const { nextCursor } = await service.findPage({ ...query, limit: depth });
+      expect(nextCursor).toBeDefined();
+      const repository = context.app.app.get<Repository<Post>>(getRepositoryToken(Post));
+      const createQueryBuilder = vi.spyOn(repository, 'createQueryBuilder');
+      try {
+        const page = await service.findPage({ ...query, cursor: nextCursor });
+        expect(page.posts).toHaveLength(PAGE_SIZE);
+        expect(createQueryBuilder).toHaveBeenCalledTimes(1);
+        const builder = createQueryBuilder.mock.results[0].value as SelectQueryBuilder<Post>;
+        const [sql, parameters] = builder.getQueryAndParameters();
+        const plan = await context.app.dataSource.query<Array<{ detail: string }>>(
+          `EXPLAIN QUERY PLAN ${sql}`,
+          parameters,
+        );
+        return plan.map((row) => row.detail);
+      } finally {
+        createQueryBuilder.mockRestore();
+      }
+    };
+
+    const listings: Array<{ name: string; query: PageQuery; near: number; deep: number }> = [
+      {
+        name: 'all posts, newest first',
+        query: { limit: PAGE_SIZE, order: 'desc', count: false },
+        near: 20,
+        deep: 2_900,
+      },
+      {
+        name: 'all posts, oldest first',
+        query: { limit: PAGE_SIZE, order: 'asc', count: false },
+        near: 20,
+        deep: 2_900,
+      },
+      {
+        name: "one author's posts, newest first",
+        query: { limit: PAGE_SIZE, order: 'desc', author: AUTHOR, count: false },
+        near: 20,
+        deep: 75,
+      },
+      {
+        name: "one author's posts, oldest first",
+        query: { limit: PAGE_SIZE, order: 'asc', author: AUTHOR, count: false },
+        near: 20,
+        deep: 75,
+      },
+    ];
+
+    for (const listing of listings) {
+      it(`seeks a page of ${listing.name} ${listing.deep} deep with the plan of the second page`, async () => {
+        const nearPlan = await planAt(listing.query, listing.near);
+
+        const deepPlan = await planAt(listing.query, listing.deep);
+
+        expect(deepPlan).toEqual(nearPlan);
+        expect(deepPlan).toHaveLength(1);
+        expect(deepPlan[0]).toMatch(/^SEARCH post USING (INTEGER PRIMARY KEY|INDEX idx_posts_author_id) \(/);
+      });
+    }
+  });
+});
