@@ -1,11 +1,10 @@
-import { getRepositoryToken } from '@nestjs/typeorm';
-import { DataSource, type Repository, type SelectQueryBuilder } from 'typeorm';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DataSource } from 'typeorm';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../src/database/database-url.js';
 import { buildDataSourceOptions } from '../src/database/database.options.js';
-import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
 import { Post } from '../src/posts/post.entity.js';
-import { PostsService } from '../src/posts/posts.service.js';
+import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
+import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
 import { createTestDatabase, dialect, type TestDatabase } from './helpers/test-database.js';
 import { useTestApp } from './helpers/use-test-app.js';
 
@@ -257,7 +256,6 @@ describe('database schema', () => {
       const PAGE_SIZE = 20;
       // One author of 30, its posts spread over the whole table: an index on author is worth using.
       const AUTHOR = 'author-07';
-      const authorName = (index: number) => `author-${String(index).padStart(2, '0')}`;
 
       interface ListCase {
         name: string;
@@ -336,45 +334,9 @@ describe('database schema', () => {
 
       beforeAll(async () => {
         const { dataSource } = context.app;
-        const now = new Date();
-        // Authors interleaved, as if they all wrote at the same time.
-        const rows = Array.from({ length: AUTHORS * POSTS_PER_AUTHOR }, (_, index) => ({
-          title: `Post ${index}`,
-          content: `Content of post ${index}`,
-          author: authorName(index % AUTHORS),
-          createdAt: now,
-          updatedAt: now,
-        }));
-        for (let start = 0; start < rows.length; start += 500) {
-          await dataSource.getRepository(Post).insert(rows.slice(start, start + 500));
-        }
+        await seedPosts(dataSource, interleavedAuthors({ authors: AUTHORS, postsPerAuthor: POSTS_PER_AUTHOR }));
         await dataSource.query(dialect === 'mysql' ? 'ANALYZE TABLE posts' : 'ANALYZE');
       });
-
-      /** Runs PostsService.findPage and returns its page and the SQL of the list query it built. */
-      const findPageWithSql = async (query: PageQuery) => {
-        const repository = context.app.app.get<Repository<Post>>(getRepositoryToken(Post));
-        const createQueryBuilder = vi.spyOn(repository, 'createQueryBuilder');
-        try {
-          const page = await context.app.app.get(PostsService).findPage(query);
-          expect(createQueryBuilder).toHaveBeenCalledTimes(1);
-          const builder = createQueryBuilder.mock.results[0].value as SelectQueryBuilder<Post>;
-          const [sql, parameters] = builder.getQueryAndParameters();
-          return { page, sql, parameters };
-        } finally {
-          createQueryBuilder.mockRestore();
-        }
-      };
-
-      /** The query of the page `depth` posts into the listing, with the cursor a client would hold there. */
-      const pageQueryAt = async (listCase: ListCase): Promise<PageQuery> => {
-        const query: PageQuery = { limit: PAGE_SIZE, order: listCase.order, author: listCase.author, count: false };
-        if (listCase.depth === 0) return query;
-        // One page of `depth` posts ends where a client paging through them would be.
-        const { nextCursor } = await context.app.app.get(PostsService).findPage({ ...query, limit: listCase.depth });
-        expect(nextCursor).toBeDefined();
-        return { ...query, cursor: nextCursor };
-      };
 
       const explain = (sql: string, parameters: unknown[]) =>
         context.app.dataSource.query<Array<Record<string, unknown>>>(
@@ -384,9 +346,13 @@ describe('database schema', () => {
 
       for (const listCase of cases) {
         it(`reads ${listCase.name} from an index in order, without OFFSET and without sorting`, async () => {
-          const query = await pageQueryAt(listCase);
+          const query = await pageQueryAt(
+            context.app,
+            { limit: PAGE_SIZE, order: listCase.order, author: listCase.author, count: false },
+            listCase.depth,
+          );
 
-          const { page, sql, parameters } = await findPageWithSql(query);
+          const { page, sql, parameters } = await captureListSql(context.app, query);
           const plan = await explain(sql, parameters);
 
           expect(page.posts).toHaveLength(PAGE_SIZE);

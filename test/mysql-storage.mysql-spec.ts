@@ -1,9 +1,8 @@
-import { getRepositoryToken } from '@nestjs/typeorm';
-import type { Repository, SelectQueryBuilder } from 'typeorm';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
 import { Post } from '../src/posts/post.entity.js';
-import { PostsService } from '../src/posts/posts.service.js';
+import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
+import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
 import { useTestApp } from './helpers/use-test-app.js';
 
 // MySQL/MariaDB only: this file runs in the e2e-mysql project alone (vitest.config.ts).
@@ -72,48 +71,20 @@ describe('MySQL/MariaDB storage', () => {
     const POSTS_PER_AUTHOR = 100;
     const PAGE_SIZE = 20;
     const AUTHOR = 'author-07';
-    const authorName = (index: number) => `author-${String(index).padStart(2, '0')}`;
     // Handler_read_* count index entries and rows read by InnoDB, whatever the plan.
     const HANDLER_READS = 'Handler_read%';
 
     beforeAll(async () => {
       const { dataSource } = context.app;
-      const now = new Date();
-      const rows = Array.from({ length: AUTHORS * POSTS_PER_AUTHOR }, (_, index) => ({
-        title: `Post ${index}`,
-        content: `Content of post ${index}`,
-        author: authorName(index % AUTHORS),
-        createdAt: now,
-        updatedAt: now,
-      }));
-      for (let start = 0; start < rows.length; start += 500) {
-        await dataSource.getRepository(Post).insert(rows.slice(start, start + 500));
-      }
+      await seedPosts(dataSource, interleavedAuthors({ authors: AUTHORS, postsPerAuthor: POSTS_PER_AUTHOR }));
       await dataSource.query('ANALYZE TABLE posts');
     });
 
     /** The SQL and parameters of the list query PostsService.findPage runs for `query`. */
     const listSql = async (query: PageQuery): Promise<{ sql: string; parameters: unknown[] }> => {
-      const repository = context.app.app.get<Repository<Post>>(getRepositoryToken(Post));
-      const createQueryBuilder = vi.spyOn(repository, 'createQueryBuilder');
-      try {
-        const page = await context.app.app.get(PostsService).findPage(query);
-        expect(page.posts).toHaveLength(query.limit);
-        expect(createQueryBuilder).toHaveBeenCalledTimes(1);
-        const builder = createQueryBuilder.mock.results[0].value as SelectQueryBuilder<Post>;
-        const [sql, parameters] = builder.getQueryAndParameters();
-        return { sql, parameters };
-      } finally {
-        createQueryBuilder.mockRestore();
-      }
-    };
-
-    /** The page query `depth` posts into the listing, with the cursor a client would hold there. */
-    const pageQueryAt = async (query: PageQuery, depth: number): Promise<PageQuery> => {
-      if (depth === 0) return query;
-      const { nextCursor } = await context.app.app.get(PostsService).findPage({ ...query, limit: depth });
-      expect(nextCursor).toBeDefined();
-      return { ...query, cursor: nextCursor };
+      const { page, sql, parameters } = await captureListSql(context.app, query);
+      expect(page.posts).toHaveLength(query.limit);
+      return { sql, parameters };
     };
 
     /** Runs `sql` on one connection between FLUSH STATUS and SHOW SESSION STATUS; returns rows returned and read. */
@@ -152,7 +123,7 @@ describe('MySQL/MariaDB storage', () => {
     for (const listing of listings) {
       it(`reads about one page of rows for a page of ${listing.name} ${listing.deep} deep, as for the first`, async () => {
         const first = await listSql(listing.query);
-        const deep = await listSql(await pageQueryAt(listing.query, listing.deep));
+        const deep = await listSql(await pageQueryAt(context.app, listing.query, listing.deep));
 
         const firstCost = await measure(first.sql, first.parameters);
         const deepCost = await measure(deep.sql, deep.parameters);

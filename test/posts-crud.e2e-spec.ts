@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
-
-interface PostBody {
-  id: number;
-  title: string;
-  content: string;
-  author: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 const ISO_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -18,7 +10,7 @@ describe('posts CRUD', () => {
   const { api } = context;
 
   const createPost = async (overrides = {}) => {
-    const response = await api.post<PostBody>('/posts', buildPost(overrides));
+    const response = await api.post<PostResource>('/posts', buildPost(overrides));
     expect(response.status).toBe(201);
     return response.body;
   };
@@ -28,7 +20,7 @@ describe('posts CRUD', () => {
       const input = buildPost();
       const countBefore = await context.countPosts();
 
-      const response = await api.post<PostBody>('/posts', input);
+      const response = await api.post<PostResource>('/posts', input);
 
       expect(response.status).toBe(201);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -62,7 +54,7 @@ describe('posts CRUD', () => {
     it('returns the post exactly as it was created', async () => {
       const created = await createPost();
 
-      const response = await api.get<PostBody>(`/posts/${created.id}`);
+      const response = await api.get<PostResource>(`/posts/${created.id}`);
 
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -99,7 +91,7 @@ describe('posts CRUD', () => {
       it(`stores and returns ${name} byte-identical in every field`, async () => {
         const created = await createPost({ title: text, author: text, content: `${text}\n\tline two\r\n` });
 
-        const read = await api.get<PostBody>(`/posts/${created.id}`);
+        const read = await api.get<PostResource>(`/posts/${created.id}`);
 
         expect(read.body.title).toBe(text);
         expect(read.body.author).toBe(text);
@@ -112,7 +104,7 @@ describe('posts CRUD', () => {
       const content = '😀'.repeat(100_000);
       const created = await createPost({ content });
 
-      const read = await api.get<PostBody>(`/posts/${created.id}`);
+      const read = await api.get<PostResource>(`/posts/${created.id}`);
 
       expect(read.status).toBe(200);
       expect(read.body.content).toBe(content);
@@ -121,7 +113,7 @@ describe('posts CRUD', () => {
 
     it('accepts a 200-character title and a 100-character author made of surrogate pairs', async () => {
       const created = await createPost({ title: '𝒜'.repeat(200), author: '🙂'.repeat(100) });
-      const read = await api.get<PostBody>(`/posts/${created.id}`);
+      const read = await api.get<PostResource>(`/posts/${created.id}`);
       expect(read.body.title).toBe('𝒜'.repeat(200));
       expect(read.body.author).toBe('🙂'.repeat(100));
     });
@@ -133,7 +125,7 @@ describe('posts CRUD', () => {
       await new Promise((resolve) => setTimeout(resolve, 5));
       const replacement = buildPost({ author: 'Grace Hopper' });
 
-      const response = await api.put<PostBody>(`/posts/${created.id}`, replacement);
+      const response = await api.put<PostResource>(`/posts/${created.id}`, replacement);
 
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({ ...replacement, id: created.id, createdAt: created.createdAt });
@@ -161,7 +153,7 @@ describe('posts CRUD', () => {
     it('changes only the fields in the merge patch', async () => {
       const created = await createPost();
 
-      const response = await api.patch<PostBody>(`/posts/${created.id}`, { title: 'New title' });
+      const response = await api.patch<PostResource>(`/posts/${created.id}`, { title: 'New title' });
 
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({
@@ -176,7 +168,7 @@ describe('posts CRUD', () => {
 
     it('accepts application/merge-patch+json', async () => {
       const created = await createPost();
-      const response = await api.patch<PostBody>(
+      const response = await api.patch<PostResource>(
         `/posts/${created.id}`,
         JSON.stringify({ author: 'Katherine Johnson', content: 'Orbits' }),
         { 'content-type': 'application/merge-patch+json' },

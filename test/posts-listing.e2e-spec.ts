@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Post } from '../src/posts/post.entity.js';
 import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
+import { seedPosts } from './factories/seed-posts.js';
 import type { HttpResult } from './helpers/http.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
@@ -42,6 +43,12 @@ function cursorOf(response: HttpResult): string {
   return cursor!;
 }
 
+/** Asserts a 400 validation-failed problem whose only error names the query parameter `name`. */
+function expectInvalidParameter(response: HttpResult, name: string): void {
+  const problem = expectProblem(response, 400, 'validation-failed');
+  expect(problem.errors?.map((error) => error.parameter)).toEqual([name]);
+}
+
 function expectStrictlyDescending(ids: number[]): void {
   ids.slice(1).forEach((id, index) => expect(id).toBeLessThan(ids[index]));
 }
@@ -78,11 +85,9 @@ describe('GET /posts (listing)', () => {
 
   /** Inserts rows straight into the table (for larger numbers) and returns their ids, ascending. */
   const insertRows = async (author: string, count: number): Promise<number[]> => {
+    const posts = Array.from({ length: count }, () => buildPost({ author }));
+    await seedPosts(context.app.dataSource, posts);
     const repository = context.app.dataSource.getRepository(Post);
-    const now = new Date();
-    await repository.insert(
-      Array.from({ length: count }, () => ({ ...buildPost({ author }), createdAt: now, updatedAt: now })),
-    );
     const rows = await repository.find({ select: { id: true }, where: { author }, order: { id: 'ASC' } });
     return rows.map((row) => Number(row.id));
   };
@@ -156,8 +161,7 @@ describe('GET /posts (listing)', () => {
     it('refuses order=sideways with a 400 problem naming the order parameter', async () => {
       const response = await api.get('/posts?order=sideways');
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['order']);
+      expectInvalidParameter(response, 'order');
     });
   });
 
@@ -190,8 +194,7 @@ describe('GET /posts (listing)', () => {
       async (query) => {
         const response = await api.get(`/posts?${query}`);
 
-        const problem = expectProblem(response, 400, 'validation-failed');
-        expect(problem.errors?.map((error) => error.parameter)).toEqual(['limit']);
+        expectInvalidParameter(response, 'limit');
       },
     );
   });
@@ -215,8 +218,7 @@ describe('GET /posts (listing)', () => {
     it('refuses an empty author with a 400 problem naming the author parameter', async () => {
       const response = await api.get('/posts?author=');
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['author']);
+      expectInvalidParameter(response, 'author');
     });
   });
 
@@ -374,8 +376,7 @@ describe('GET /posts (listing)', () => {
 
         const response = await api.get(listPath({ author, limit: '1', cursor: corrupted }));
 
-        const problem = expectProblem(response, 400, 'validation-failed');
-        expect(problem.errors?.map((error) => error.parameter)).toEqual(['cursor']);
+        expectInvalidParameter(response, 'cursor');
       },
     );
 
@@ -391,8 +392,7 @@ describe('GET /posts (listing)', () => {
 
       const response = await api.get(listPath({ ...change(author), limit: '1', cursor }));
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['cursor']);
+      expectInvalidParameter(response, 'cursor');
     });
 
     it('refuses the payload of one cursor with the signature of another', async () => {
@@ -403,8 +403,7 @@ describe('GET /posts (listing)', () => {
 
       const response = await api.get(listPath({ author, limit: '1', cursor: `${payload}.${signature}` }));
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['cursor']);
+      expectInvalidParameter(response, 'cursor');
     });
 
     it('stays valid when the post it points after is deleted', async () => {
@@ -427,8 +426,7 @@ describe('GET /posts (listing)', () => {
 
       const response = await api.get(listPath({ author, limit: '1', cursor }));
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['cursor']);
+      expectInvalidParameter(response, 'cursor');
     });
   });
 
@@ -469,8 +467,7 @@ describe('GET /posts (listing)', () => {
     it('refuses count=yes with a 400 problem naming the count parameter', async () => {
       const response = await api.get('/posts?count=yes');
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['count']);
+      expectInvalidParameter(response, 'count');
     });
   });
 
@@ -478,8 +475,7 @@ describe('GET /posts (listing)', () => {
     it('refuses a misspelt parameter (?autor=x) with a 400 problem naming it', async () => {
       const response = await api.get('/posts?autor=x');
 
-      const problem = expectProblem(response, 400, 'validation-failed');
-      expect(problem.errors?.map((error) => error.parameter)).toEqual(['autor']);
+      expectInvalidParameter(response, 'autor');
     });
   });
 

@@ -2,27 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { getRepositoryToken } from '@nestjs/typeorm';
-import type { Repository, SelectQueryBuilder } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
-import { Post } from '../src/posts/post.entity.js';
-import { PostsService } from '../src/posts/posts.service.js';
+import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
+import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
 import { client } from './helpers/http.js';
+import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';
 import { useTestApp } from './helpers/use-test-app.js';
 
 // SQLite only: this file runs in the e2e-sqlite project alone (vitest.config.ts).
-
-interface PostBody {
-  id: number;
-  title: string;
-  content: string;
-  author: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 describe('SQLite storage', () => {
   describe('a file database', () => {
@@ -62,13 +52,13 @@ describe('SQLite storage', () => {
     it('keeps its posts when the app is restarted on the same file', async () => {
       const path = freshPath();
       const first = await start(path);
-      const created = await client(() => first.baseUrl).post<PostBody>('/posts', buildPost({ author: 'Restart' }));
+      const created = await client(() => first.baseUrl).post<PostResource>('/posts', buildPost({ author: 'Restart' }));
       expect(created.status).toBe(201);
       await first.close();
       started.splice(started.indexOf(first), 1);
 
       const second = await start(path);
-      const read = await client(() => second.baseUrl).get<PostBody>(`/posts/${created.body.id}`);
+      const read = await client(() => second.baseUrl).get<PostResource>(`/posts/${created.body.id}`);
 
       expect(read.status).toBe(200);
       expect(read.body).toEqual(created.body);
@@ -83,41 +73,19 @@ describe('SQLite storage', () => {
 
     beforeAll(async () => {
       const { dataSource } = context.app;
-      const now = new Date();
-      const rows = Array.from({ length: AUTHORS * 100 }, (_, index) => ({
-        title: `Post ${index}`,
-        content: `Content of post ${index}`,
-        author: `author-${String(index % AUTHORS).padStart(2, '0')}`,
-        createdAt: now,
-        updatedAt: now,
-      }));
-      for (let start = 0; start < rows.length; start += 500) {
-        await dataSource.getRepository(Post).insert(rows.slice(start, start + 500));
-      }
+      await seedPosts(dataSource, interleavedAuthors({ authors: AUTHORS, postsPerAuthor: 100 }));
       await dataSource.query('ANALYZE');
     });
 
     /** EXPLAIN QUERY PLAN of the list query PostsService.findPage runs for the page `depth` posts in. */
     const planAt = async (query: PageQuery, depth: number): Promise<string[]> => {
-      const service = context.app.app.get(PostsService);
-      const { nextCursor } = await service.findPage({ ...query, limit: depth });
-      expect(nextCursor).toBeDefined();
-      const repository = context.app.app.get<Repository<Post>>(getRepositoryToken(Post));
-      const createQueryBuilder = vi.spyOn(repository, 'createQueryBuilder');
-      try {
-        const page = await service.findPage({ ...query, cursor: nextCursor });
-        expect(page.posts).toHaveLength(PAGE_SIZE);
-        expect(createQueryBuilder).toHaveBeenCalledTimes(1);
-        const builder = createQueryBuilder.mock.results[0].value as SelectQueryBuilder<Post>;
-        const [sql, parameters] = builder.getQueryAndParameters();
-        const plan = await context.app.dataSource.query<Array<{ detail: string }>>(
-          `EXPLAIN QUERY PLAN ${sql}`,
-          parameters,
-        );
-        return plan.map((row) => row.detail);
-      } finally {
-        createQueryBuilder.mockRestore();
-      }
+      const { page, sql, parameters } = await captureListSql(context.app, await pageQueryAt(context.app, query, depth));
+      expect(page.posts).toHaveLength(PAGE_SIZE);
+      const plan = await context.app.dataSource.query<Array<{ detail: string }>>(
+        `EXPLAIN QUERY PLAN ${sql}`,
+        parameters,
+      );
+      return plan.map((row) => row.detail);
     };
 
     const listings: Array<{ name: string; query: PageQuery; near: number; deep: number }> = [
