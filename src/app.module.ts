@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from './auth/auth.module.js';
+import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { RouteTable } from './common/http/route-table.js';
 import { ProblemDetailsFilter } from './common/problem/problem-details.filter.js';
@@ -11,7 +13,7 @@ import { buildDataSourceOptions } from './database/database.options.js';
 import { PostsModule } from './posts/posts.module.js';
 
 // Global behaviour lives here as APP_* providers, not on the app object, so the app a test builds
-// from AppModule runs exactly the production pipeline. Guards (auth, throttling) slot in as APP_GUARD.
+// from AppModule runs exactly the production pipeline.
 @Module({
   imports: [
     ConfigModule,
@@ -28,10 +30,13 @@ import { PostsModule } from './posts/posts.module.js';
         retryDelay: 2_000,
       }),
     }),
+    AuthModule,
     PostsModule,
   ],
   providers: [
     RouteTable,
+    // Guards run in this order; every route is authenticated unless it is @Public().
+    { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_FILTER, useClass: ProblemDetailsFilter },
     { provide: APP_PIPE, useClass: AppValidationPipe },
     { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },

@@ -12,7 +12,10 @@ describe('when another process holds the SQLite write lock', () => {
   const directory = mkdtempSync(join(tmpdir(), 'posts-busy-'));
   const path = join(directory, 'posts.sqlite');
   let testApp: TestApp;
-  const api = client(() => testApp.baseUrl);
+  const api = client(
+    () => testApp.baseUrl,
+    () => testApp.writerToken,
+  );
 
   beforeAll(async () => {
     testApp = await startTestApp({ sqlitePath: path });

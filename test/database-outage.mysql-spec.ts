@@ -10,7 +10,10 @@ describe('when MySQL becomes unreachable', () => {
   let database: TestDatabase;
   let proxy: TcpProxy;
   let testApp: TestApp;
-  const api = client(() => testApp.baseUrl);
+  const api = client(
+    () => testApp.baseUrl,
+    () => testApp.writerToken,
+  );
 
   beforeAll(async () => {
     database = await createTestDatabase();

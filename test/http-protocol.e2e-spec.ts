@@ -33,7 +33,7 @@ describe('HTTP protocol rules', () => {
     it('answers 415 when a write has no Content-Type at all', async () => {
       const response = await rawRequest(`${context.app.baseUrl}/posts`, {
         method: 'POST',
-        headers: { 'content-length': '2' },
+        headers: api.headers({ 'content-length': '2' }),
         body: '{}',
       });
       expect(response.status).toBe(415);
@@ -76,7 +76,7 @@ describe('HTTP protocol rules', () => {
       const countBefore = await context.countPosts();
       const response = await rawRequest(`${context.app.baseUrl}/posts`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)) },
+        headers: api.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)) }),
         body: raw,
       });
       expect(response.status).toBe(400);
@@ -134,7 +134,7 @@ describe('HTTP protocol rules', () => {
     it('answers 413 from the declared Content-Length without reading the body', async () => {
       const response = await rawRequest(`${context.app.baseUrl}/posts`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) },
+        headers: api.headers({ 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) }),
         body: '{}',
       });
       expect(response.status).toBe(413);
@@ -190,7 +190,10 @@ describe('HTTP protocol rules', () => {
     });
 
     it('answers 400, not 500, to a path with broken percent-encoding', async () => {
-      const response = await rawRequest(`${context.app.baseUrl}/posts/%E0%A4%A`, { method: 'GET', headers: {} });
+      const response = await rawRequest(`${context.app.baseUrl}/posts/%E0%A4%A`, {
+        method: 'GET',
+        headers: api.headers(),
+      });
       expect(response.status).toBe(400);
       expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     });
@@ -219,7 +222,7 @@ describe('HTTP protocol rules', () => {
     ])('replaces a client request id that is %s', async (_, id) => {
       const response = await rawRequest(`${context.app.baseUrl}/posts`, {
         method: 'GET',
-        headers: { 'x-request-id': Buffer.from(id, 'utf8').toString('latin1') },
+        headers: api.headers({ 'x-request-id': Buffer.from(id, 'utf8').toString('latin1') }),
       });
       expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     });
@@ -234,7 +237,10 @@ describe('HTTP protocol rules', () => {
 
 describe('with API_PREFIX and PUBLIC_BASE_URL', () => {
   let testApp: TestApp;
-  const api = client(() => testApp.baseUrl);
+  const api = client(
+    () => testApp.baseUrl,
+    () => testApp.writerToken,
+  );
 
   beforeAll(async () => {
     testApp = await startTestApp({ env: { API_PREFIX: '/api/v1', PUBLIC_BASE_URL: 'https://blog.example.com' } });

@@ -52,13 +52,19 @@ describe('SQLite storage', () => {
     it('keeps its posts when the app is restarted on the same file', async () => {
       const path = freshPath();
       const first = await start(path);
-      const created = await client(() => first.baseUrl).post<PostResource>('/posts', buildPost({ author: 'Restart' }));
+      const created = await client(
+        () => first.baseUrl,
+        () => first.writerToken,
+      ).post<PostResource>('/posts', buildPost({ author: 'Restart' }));
       expect(created.status).toBe(201);
       await first.close();
       started.splice(started.indexOf(first), 1);
 
       const second = await start(path);
-      const read = await client(() => second.baseUrl).get<PostResource>(`/posts/${created.body.id}`);
+      const read = await client(
+        () => second.baseUrl,
+        () => second.writerToken,
+      ).get<PostResource>(`/posts/${created.body.id}`);
 
       expect(read.status).toBe(200);
       expect(read.body).toEqual(created.body);

@@ -45,10 +45,42 @@ class EnvironmentVariables {
   PUBLIC_BASE_URL?: string;
 
   @IsOptional()
+  @Matches(/^[A-Za-z0-9\-._~+/]{32,512}=*$/, {
+    message: 'BOOTSTRAP_API_KEY must be 32 to 512 characters of A-Z a-z 0-9 - . _ ~ + / (an RFC 6750 token)',
+  })
+  BOOTSTRAP_API_KEY?: string;
+
+  @IsOptional()
+  @MinLength(1, { message: 'OAUTH_ISSUER must be the exact issuer identifier of the authorization server' })
+  OAUTH_ISSUER?: string;
+
+  @IsOptional()
+  @MinLength(1, { message: 'OAUTH_AUDIENCE must be the audience value tokens for this API carry' })
+  OAUTH_AUDIENCE?: string;
+
+  @IsOptional()
+  @Matches(/^(https:\/\/[^\s]+|http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/[^\s]*)?)$/, {
+    message: 'OAUTH_JWKS_URL must be an https URL (plain http only for localhost)',
+  })
+  OAUTH_JWKS_URL?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'OAUTH_ACCEPT_JWT_TYP must be true or false' })
+  OAUTH_ACCEPT_JWT_TYP?: string;
+
+  @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, log, debug, verbose',
   })
   LOG_LEVEL?: string;
+}
+
+export interface OAuthConfig {
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  /** Also accept `typ: JWT` (or no typ) from issuers that predate RFC 9068's `at+jwt`. */
+  acceptJwtTyp: boolean;
 }
 
 export type LogLevelName = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
@@ -64,6 +96,12 @@ export interface AppConfig {
   /** null: Location and Link headers are root-relative. */
   publicBaseUrl: string | null;
   logLevel: LogLevelName;
+  auth: {
+    /** Ensures an admin API key with exactly this value exists. */
+    bootstrapApiKey: string | null;
+    /** null: OAuth 2.0 JWT access tokens are not accepted. */
+    oauth: OAuthConfig | null;
+  };
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/posts.sqlite';
@@ -90,7 +128,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     cursorSecret: variables.CURSOR_SECRET ?? null,
     publicBaseUrl: variables.PUBLIC_BASE_URL ?? null,
     logLevel: (variables.LOG_LEVEL ?? 'log') as LogLevelName,
+    auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
   };
+}
+
+function oauthConfig(variables: EnvironmentVariables): OAuthConfig | null {
+  const { OAUTH_ISSUER: issuer, OAUTH_AUDIENCE: audience, OAUTH_JWKS_URL: jwksUrl } = variables;
+  if (issuer === undefined && audience === undefined && jwksUrl === undefined) return null;
+  if (issuer === undefined || audience === undefined || jwksUrl === undefined) {
+    throw new ConfigError(
+      'Invalid configuration: OAUTH_ISSUER, OAUTH_AUDIENCE and OAUTH_JWKS_URL must be set together',
+    );
+  }
+  return { issuer, audience, jwksUrl, acceptJwtTyp: variables.OAUTH_ACCEPT_JWT_TYP === 'true' };
 }
 
 const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };

@@ -19,6 +19,10 @@ export class Post {
   @Column({ type: 'varchar', length: 100 })
   author: string;
 
+  /** The principal that created the post (`api-key:<id>` or `oauth:<sub>`); never part of the representation. */
+  @Column({ name: 'owner_id', type: 'varchar', length: 300, nullable: true })
+  ownerId: string | null;
+
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

@@ -13,6 +13,8 @@ import {
   Res,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import { CurrentPrincipal, RequireScope } from '../auth/auth.decorators.js';
+import { Scope, type Principal } from '../auth/principal.js';
 import { ParseIdPipe } from '../common/http/parse-id.pipe.js';
 import { PublicUrls } from '../common/http/public-urls.js';
 import { ListPostsQueryDto, toPageQuery } from './dto/list-posts-query.dto.js';
@@ -29,6 +31,7 @@ export class PostsController {
   ) {}
 
   @Get()
+  @RequireScope(Scope.postsRead)
   async list(
     @Query() query: ListPostsQueryDto,
     @Res({ passthrough: true }) response: Response,
@@ -50,30 +53,47 @@ export class PostsController {
   }
 
   @Get(':id')
+  @RequireScope(Scope.postsRead)
   async findOne(@Param('id', ParseIdPipe) id: number): Promise<PostResource> {
     return toPostResource(await this.postsService.findOne(id));
   }
 
   @Post()
-  async create(@Body() input: PostInputDto, @Res({ passthrough: true }) response: Response): Promise<PostResource> {
-    const post = await this.postsService.create(input);
+  @RequireScope(Scope.postsWrite)
+  async create(
+    @Body() input: PostInputDto,
+    @CurrentPrincipal() principal: Principal,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PostResource> {
+    const post = await this.postsService.create(input, principal);
     response.setHeader('Location', this.urls.to(`/posts/${post.id}`));
     return toPostResource(post);
   }
 
   @Put(':id')
-  async replace(@Param('id', ParseIdPipe) id: number, @Body() input: PostInputDto): Promise<PostResource> {
-    return toPostResource(await this.postsService.replace(id, input));
+  @RequireScope(Scope.postsWrite)
+  async replace(
+    @Param('id', ParseIdPipe) id: number,
+    @Body() input: PostInputDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<PostResource> {
+    return toPostResource(await this.postsService.replace(id, input, principal));
   }
 
   @Patch(':id')
-  async patch(@Param('id', ParseIdPipe) id: number, @Body() patch: PatchPostDto): Promise<PostResource> {
-    return toPostResource(await this.postsService.patch(id, patch));
+  @RequireScope(Scope.postsWrite)
+  async patch(
+    @Param('id', ParseIdPipe) id: number,
+    @Body() patch: PatchPostDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<PostResource> {
+    return toPostResource(await this.postsService.patch(id, patch, principal));
   }
 
   @Delete(':id')
+  @RequireScope(Scope.postsWrite)
   @HttpCode(HttpStatus.NO_CONTENT)
-  async remove(@Param('id', ParseIdPipe) id: number): Promise<void> {
-    await this.postsService.remove(id);
+  async remove(@Param('id', ParseIdPipe) id: number, @CurrentPrincipal() principal: Principal): Promise<void> {
+    await this.postsService.remove(id, principal);
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
+import type { FindOptionsWhere, Repository } from 'typeorm';
+import { isAdmin, type Principal } from '../auth/principal.js';
 import { CursorCodec, InvalidCursorError } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../common/problem/problem.exception.js';
 import { ProblemTypes } from '../common/problem/problem-types.js';
@@ -58,7 +59,7 @@ export class PostsService {
     return post;
   }
 
-  async create(input: PostInputDto): Promise<Post> {
+  async create(input: PostInputDto, principal: Principal): Promise<Post> {
     // Set here rather than by a column default: the response needs it and insert() then needs no
     // SELECT; both databases keep the millisecond precision of a JS Date (DATETIME(3) on MySQL).
     const now = new Date();
@@ -66,6 +67,7 @@ export class PostsService {
       title: input.title,
       content: input.content,
       author: input.author,
+      ownerId: principal.id,
       createdAt: now,
       updatedAt: now,
     });
@@ -75,11 +77,11 @@ export class PostsService {
     return post;
   }
 
-  async replace(id: number, input: PostInputDto): Promise<Post> {
-    return this.update(id, { title: input.title, content: input.content, author: input.author });
+  async replace(id: number, input: PostInputDto, principal: Principal): Promise<Post> {
+    return this.update(id, principal, { title: input.title, content: input.content, author: input.author });
   }
 
-  async patch(id: number, patch: PatchPostDto): Promise<Post> {
+  async patch(id: number, patch: PatchPostDto, principal: Principal): Promise<Post> {
     const changes: Partial<Pick<Post, 'title' | 'content' | 'author'>> = {};
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.content !== undefined) changes.content = patch.content;
@@ -89,18 +91,34 @@ export class PostsService {
         errors: [{ pointer: '', detail: 'the patch must contain at least one of title, content, author' }],
       });
     }
-    return this.update(id, changes);
+    return this.update(id, principal, changes);
   }
 
-  async remove(id: number): Promise<void> {
-    const result = await this.postRepository.delete({ id });
-    if (!result.affected) throw postNotFound(id);
+  async remove(id: number, principal: Principal): Promise<void> {
+    const result = await this.postRepository.delete(ownedBy(id, principal));
+    if (!result.affected) await this.explainMissedWrite(id);
   }
 
-  private async update(id: number, changes: Partial<Pick<Post, 'title' | 'content' | 'author'>>): Promise<Post> {
-    const result = await this.postRepository.update({ id }, { ...changes, updatedAt: new Date() });
-    if (!result.affected) throw postNotFound(id);
+  // The ownership check is part of the write's WHERE clause, so a post cannot change hands between a
+  // check and the write, and a refused write has touched nothing.
+  private async update(
+    id: number,
+    principal: Principal,
+    changes: Partial<Pick<Post, 'title' | 'content' | 'author'>>,
+  ): Promise<Post> {
+    const result = await this.postRepository.update(ownedBy(id, principal), { ...changes, updatedAt: new Date() });
+    if (!result.affected) await this.explainMissedWrite(id);
     return this.findOne(id);
+  }
+
+  /** A write matched no row: 404 when the post does not exist, 403 when it belongs to someone else. */
+  private async explainMissedWrite(id: number): Promise<never> {
+    const exists = await this.postRepository.existsBy({ id });
+    if (!exists) throw postNotFound(id);
+    throw new ProblemException(
+      ProblemTypes.forbidden,
+      `Post ${id} belongs to another principal; only its owner or an admin may change it.`,
+    );
   }
 
   private decodeCursor(cursor: string, scope: string): number {
@@ -119,6 +137,11 @@ export class PostsService {
 // replayed against another one.
 function pageScope(query: PageQuery): string {
   return JSON.stringify(['posts', query.order, query.author ?? null]);
+}
+
+// Admins may change any post; everyone else only their own.
+function ownedBy(id: number, principal: Principal): FindOptionsWhere<Post> {
+  return isAdmin(principal) ? { id } : { id, ownerId: principal.id };
 }
 
 function postNotFound(id: number): ProblemException {

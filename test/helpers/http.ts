@@ -29,19 +29,34 @@ export async function send<T = unknown>(
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-export function client(baseUrl: () => string) {
+export type Client = ReturnType<typeof client>;
+
+/**
+ * Requests against `baseUrl()`, authenticated as `token()` (Authorization: Bearer) unless the call
+ * passes its own authorization header. `as(token)` is the same client as another principal; `as(null)`
+ * sends no credentials.
+ */
+export function client(baseUrl: () => string, token: () => string | null = () => null) {
+  const withAuth = (headers: Record<string, string> = {}): Record<string, string> => {
+    const current = token();
+    const hasOwn = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+    return current === null || hasOwn ? headers : { authorization: `Bearer ${current}`, ...headers };
+  };
   return {
     get: <T = unknown>(path: string, headers?: Record<string, string>) =>
-      send<T>('GET', baseUrl() + path, undefined, headers),
+      send<T>('GET', baseUrl() + path, undefined, withAuth(headers)),
     post: <T = unknown>(path: string, body?: RequestBody, headers?: Record<string, string>) =>
-      send<T>('POST', baseUrl() + path, body, headers),
+      send<T>('POST', baseUrl() + path, body, withAuth(headers)),
     put: <T = unknown>(path: string, body?: RequestBody, headers?: Record<string, string>) =>
-      send<T>('PUT', baseUrl() + path, body, headers),
+      send<T>('PUT', baseUrl() + path, body, withAuth(headers)),
     patch: <T = unknown>(path: string, body?: RequestBody, headers?: Record<string, string>) =>
-      send<T>('PATCH', baseUrl() + path, body, headers),
+      send<T>('PATCH', baseUrl() + path, body, withAuth(headers)),
     delete: <T = unknown>(path: string, headers?: Record<string, string>) =>
-      send<T>('DELETE', baseUrl() + path, undefined, headers),
+      send<T>('DELETE', baseUrl() + path, undefined, withAuth(headers)),
     send: <T = unknown>(method: string, path: string, body?: RequestBody, headers?: Record<string, string>) =>
-      send<T>(method, baseUrl() + path, body, headers),
+      send<T>(method, baseUrl() + path, body, withAuth(headers)),
+    /** The headers this client would send, for raw requests. */
+    headers: (headers?: Record<string, string>) => withAuth(headers),
+    as: (other: string | null) => client(baseUrl, () => other),
   };
 }

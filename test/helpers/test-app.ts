@@ -5,6 +5,9 @@ import type { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { APP_CONFIG } from '../../src/config/config.module.js';
+import { generateApiKeyToken } from '../../src/auth/api-keys/api-key-token.js';
+import { ApiKeysService } from '../../src/auth/api-keys/api-keys.service.js';
+import { Scope, type ScopeName } from '../../src/auth/principal.js';
 import { loadConfig } from '../../src/config/environment.js';
 import { createTestDatabase } from './test-database.js';
 
@@ -12,6 +15,12 @@ export interface TestApp {
   app: NestExpressApplication;
   baseUrl: string;
   dataSource: DataSource;
+  /** BOOTSTRAP_API_KEY of this app: an admin key. */
+  adminToken: string;
+  /** A key with posts:read and posts:write, created at start: the ordinary client of most tests. */
+  writerToken: string;
+  /** A new API key with these scopes, straight through the service (no HTTP round trip). */
+  createToken(scopes: ScopeName[], options?: { name?: string; expiresAt?: Date }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -31,9 +40,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const database = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => {} }
     : await createTestDatabase(options);
+  const adminToken = generateApiKeyToken();
   const config = loadConfig({
     ...process.env,
     CURSOR_SECRET: 'test-cursor-secret-of-at-least-32-characters',
+    BOOTSTRAP_API_KEY: adminToken,
     ...options.env,
     DATABASE_URL: database.url,
   });
@@ -48,9 +59,16 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
   const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1') + config.apiPrefix;
+  const apiKeysService = app.get(ApiKeysService);
+  const createToken = async (scopes: ScopeName[], options: { name?: string; expiresAt?: Date } = {}) =>
+    (await apiKeysService.create({ name: options.name ?? scopes.join('+'), scopes, expiresAt: options.expiresAt }))
+      .token;
   return {
     app,
     baseUrl,
+    adminToken,
+    writerToken: await createToken([Scope.postsRead, Scope.postsWrite], { name: 'writer' }),
+    createToken,
     dataSource: app.get<DataSource>(getDataSourceToken()),
     close: async () => {
       await app.close();

@@ -16,7 +16,11 @@ export function useTestApp(options: TestAppOptions = {}) {
     return testApp;
   };
   return {
-    api: client(() => current().baseUrl),
+    /** Authenticated with the app's writer key (posts:read, posts:write). */
+    api: client(
+      () => current().baseUrl,
+      () => current().writerToken,
+    ),
     get app(): TestApp {
       return current();
     },

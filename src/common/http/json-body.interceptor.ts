@@ -6,6 +6,7 @@ import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { AppConfig } from '../../config/environment.js';
+import { invalidRequest } from '../../auth/bearer-errors.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
 
@@ -57,6 +58,10 @@ export class JsonBodyInterceptor implements NestInterceptor {
       } catch (error) {
         throw toProblem(error);
       }
+      // RFC 6750: this API takes the token from the Authorization header only (see BearerAuthGuard).
+      if (isObject(request.body) && Object.hasOwn(request.body, 'access_token')) {
+        throw invalidRequest('Send the access token in the Authorization header, never in the request body.');
+      }
     }
     return next.handle();
   }
@@ -74,6 +79,10 @@ export class JsonBodyInterceptor implements NestInterceptor {
 
 function payloadTooLarge(limit: number | undefined): ProblemException {
   return new ProblemException(ProblemTypes.payloadTooLarge, `The request body exceeds the limit of ${limit} bytes.`);
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }
 
 function assertMediaType(request: Request, accepted: string[]): void {

@@ -1,0 +1,62 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { APP_CONFIG } from '../../config/config.module.js';
+import type { AppConfig } from '../../config/environment.js';
+import { isUniqueViolation } from '../../database/database-errors.js';
+import { Scope } from '../principal.js';
+import { ApiKeysService } from './api-keys.service.js';
+
+/**
+ * First run: BOOTSTRAP_API_KEY makes sure an admin key with that value exists (idempotent across
+ * restarts and instances: the unique digest index settles races). Without it, without OAuth and with
+ * no keys at all, one admin key is created and printed once, so a fresh install is usable.
+ */
+@Injectable()
+export class ApiKeyBootstrap implements OnApplicationBootstrap {
+  private readonly logger = new Logger('ApiKeys');
+
+  constructor(
+    private readonly apiKeysService: ApiKeysService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { bootstrapApiKey, oauth } = this.config.auth;
+    if (bootstrapApiKey !== null) return this.ensureBootstrapKey(bootstrapApiKey);
+    if (oauth !== null || (await this.apiKeysService.count()) > 0) return;
+
+    const { apiKey, token } = await this.apiKeysService.create({ name: 'initial-admin', scopes: [Scope.admin] });
+    // Deliberately the console and not the log: this is the only time the token exists outside its owner.
+    process.stdout.write(
+      [
+        '',
+        '='.repeat(78),
+        ` No API keys existed, so an admin key was created (id ${apiKey.id}). It is shown only this once:`,
+        '',
+        `   ${token}`,
+        '',
+        ` Use it as:  Authorization: Bearer ${token}`,
+        ' Create narrower keys with POST /api-keys or npm run apikey -- create, then revoke this one.',
+        '='.repeat(78),
+        '',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  private async ensureBootstrapKey(token: string): Promise<void> {
+    const existing = await this.apiKeysService.findByToken(token);
+    if (existing) {
+      if (existing.revokedAt !== null) {
+        this.logger.warn(`BOOTSTRAP_API_KEY names API key ${existing.id}, which is revoked; it stays revoked.`);
+      }
+      return;
+    }
+    try {
+      const { apiKey } = await this.apiKeysService.create({ name: 'bootstrap-admin', scopes: [Scope.admin], token });
+      this.logger.log(`Created admin API key ${apiKey.id} from BOOTSTRAP_API_KEY.`);
+    } catch (error) {
+      // Another instance created it between our lookup and our insert.
+      if (!isUniqueViolation(error)) throw error;
+    }
+  }
+}

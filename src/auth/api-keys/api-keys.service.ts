@@ -1,0 +1,118 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { IsNull, type Repository } from 'typeorm';
+import { effectiveScopes, type Principal, type ScopeName } from '../principal.js';
+import {
+  digestToken,
+  generateApiKeyToken,
+  isGeneratedKeyShape,
+  isWellFormedGeneratedKey,
+  tokenHint,
+} from './api-key-token.js';
+import { ApiKey } from './api-key.entity.js';
+
+// A key found in the database is trusted for this long without asking again: a hot key costs no
+// round trip, and a revocation made anywhere (another instance, the CLI) takes effect within it.
+export const KEY_CACHE_TTL_MS = 5_000;
+const KEY_CACHE_MAX_ENTRIES = 10_000;
+// last_used_at is a hint for operators; writing it on every request would turn reads into writes.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+interface CachedKey {
+  key: ApiKey;
+  loadedAt: number;
+}
+
+export interface NewApiKey {
+  name: string;
+  scopes: ScopeName[];
+  expiresAt?: Date | null;
+  /** A caller-chosen token (BOOTSTRAP_API_KEY); a random one is generated otherwise. */
+  token?: string;
+}
+
+@Injectable()
+export class ApiKeysService {
+  private readonly logger = new Logger('ApiKeys');
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly loading = new Map<string, Promise<ApiKey | null>>();
+
+  constructor(@InjectRepository(ApiKey) private readonly apiKeyRepository: Repository<ApiKey>) {}
+
+  /** The principal a token stands for, or null when it is unknown, revoked or expired. */
+  async authenticate(token: string, now = Date.now()): Promise<Principal | null> {
+    if (isGeneratedKeyShape(token) && !isWellFormedGeneratedKey(token)) return null;
+    const digest = digestToken(token);
+    const cached = this.cache.get(digest);
+    const key = cached && now - cached.loadedAt < KEY_CACHE_TTL_MS ? cached.key : await this.load(digest);
+    if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt.getTime() <= now)) return null;
+    this.recordUse(key, now);
+    return { id: `api-key:${key.id}`, kind: 'api-key', scopes: effectiveScopes(key.scopes.split(' ')) };
+  }
+
+  async create(input: NewApiKey): Promise<{ apiKey: ApiKey; token: string }> {
+    const token = input.token ?? generateApiKeyToken();
+    const apiKey = this.apiKeyRepository.create({
+      name: input.name,
+      tokenDigest: digestToken(token),
+      tokenHint: tokenHint(token),
+      scopes: [...new Set(input.scopes)].join(' '),
+      expiresAt: input.expiresAt ?? null,
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    const result = await this.apiKeyRepository.insert(apiKey);
+    apiKey.id = Number(result.identifiers[0].id);
+    return { apiKey, token };
+  }
+
+  list(): Promise<ApiKey[]> {
+    return this.apiKeyRepository.find({ order: { id: 'ASC' } });
+  }
+
+  findById(id: number): Promise<ApiKey | null> {
+    return this.apiKeyRepository.findOneBy({ id });
+  }
+
+  findByToken(token: string): Promise<ApiKey | null> {
+    return this.apiKeyRepository.findOneBy({ tokenDigest: digestToken(token) });
+  }
+
+  count(): Promise<number> {
+    return this.apiKeyRepository.count();
+  }
+
+  /** Revokes an active key; false when there is no such key or it is revoked already. */
+  async revoke(id: number): Promise<boolean> {
+    const result = await this.apiKeyRepository.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
+    // This instance stops honouring the key at once; the others within KEY_CACHE_TTL_MS.
+    for (const [digest, entry] of this.cache) if (entry.key.id === id) this.cache.delete(digest);
+    return (result.affected ?? 0) > 0;
+  }
+
+  private async load(digest: string): Promise<ApiKey | null> {
+    // Concurrent requests with the same token share one query.
+    let pending = this.loading.get(digest);
+    if (!pending) {
+      pending = this.apiKeyRepository.findOneBy({ tokenDigest: digest }).finally(() => this.loading.delete(digest));
+      this.loading.set(digest, pending);
+    }
+    const key = await pending;
+    this.cache.delete(digest);
+    if (key) {
+      this.cache.set(digest, { key, loadedAt: Date.now() });
+      // Map keeps insertion order: the first entry is the least recently loaded.
+      if (this.cache.size > KEY_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return key;
+  }
+
+  private recordUse(key: ApiKey, now: number): void {
+    if (key.lastUsedAt !== null && now - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    key.lastUsedAt = new Date(now);
+    this.apiKeyRepository.update({ id: key.id }, { lastUsedAt: key.lastUsedAt }).catch((error: Error) => {
+      this.logger.warn({ message: 'could not record the last use of an API key', keyId: key.id, error: error.message });
+    });
+  }
+}

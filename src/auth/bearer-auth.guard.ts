@@ -1,0 +1,87 @@
+import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import bodyParser from 'body-parser';
+import contentType from 'content-type';
+import type { Request, Response } from 'express';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/environment.js';
+import { IS_PUBLIC, REQUIRED_SCOPE } from './auth.decorators.js';
+import { insufficientScope, invalidRequest, invalidToken, missingCredentials } from './bearer-errors.js';
+import type { Principal, ScopeName } from './principal.js';
+
+type RequestWithPrincipal = Request & { user?: Principal };
+
+/**
+ * The global guard: every route needs a valid bearer token in the Authorization header (RFC 6750
+ * §2.1) unless it is @Public(), and the scope its @RequireScope() names. Refusals are RFC 6750's:
+ * 401 without or with error="invalid_token", 400 invalid_request, 403 insufficient_scope.
+ */
+@Injectable()
+export class BearerAuthGuard extends AuthGuard('bearer') {
+  private readonly readForm: (request: Request, response: Response) => Promise<void>;
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    super();
+    const parser = bodyParser.urlencoded({ extended: false, limit: config.bodyLimitBytes, type: () => true });
+    this.readForm = (request, response) => new Promise((resolve) => parser(request, response, () => resolve()));
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestWithPrincipal>();
+    await this.refuseOtherTransports(request, http.getResponse<Response>());
+    await super.canActivate(context);
+
+    const scope = this.reflector.getAllAndOverride<ScopeName | undefined>(REQUIRED_SCOPE, targets);
+    if (scope !== undefined && !request.user!.scopes.has(scope)) throw insufficientScope(scope);
+    return true;
+  }
+
+  override handleRequest<TUser = Principal>(
+    error: unknown,
+    principal: TUser | false,
+    info: unknown,
+    _: unknown,
+    status?: number,
+  ): TUser {
+    // A failure while verifying (database or JWKS outage) is not a verdict on the token: pass it on.
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    if (principal) return principal;
+    // passport-http-bearer: status 400 for a malformed Authorization header, a challenge naming
+    // invalid_token when the token was refused, a bare challenge when there was no token at all.
+    if (status === 400) throw invalidRequest('The Authorization header must be "Bearer <token>", with one space.');
+    if (typeof info === 'string' && info.includes('invalid_token')) throw invalidToken();
+    throw missingCredentials();
+  }
+
+  // RFC 6750 allows the query string (§2.3) and form bodies (§2.2) as well; this API allows only the
+  // header, because URLs end up in logs, histories and Referer headers. Both are refused before the
+  // strategy runs (it would otherwise accept them). JSON bodies are read after authentication; an
+  // access_token member there is refused by JsonBodyInterceptor.
+  private async refuseOtherTransports(request: Request, response: Response): Promise<void> {
+    if (Object.hasOwn(request.query, 'access_token')) {
+      throw invalidRequest('Send the access token in the Authorization header, never in the query string.');
+    }
+    if (isFormBody(request)) {
+      await this.readForm(request, response);
+      if (request.body && Object.hasOwn(request.body as object, 'access_token')) {
+        throw invalidRequest('Send the access token in the Authorization header, never in the request body.');
+      }
+    }
+  }
+}
+
+function isFormBody(request: Request): boolean {
+  try {
+    return contentType.parse(request).type === 'application/x-www-form-urlencoded';
+  } catch {
+    return false;
+  }
+}
