@@ -1,38 +1,19 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from './auth/auth.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { RouteTable } from './common/http/route-table.js';
 import { ProblemDetailsFilter } from './common/problem/problem-details.filter.js';
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
-import { APP_CONFIG, ConfigModule } from './config/config.module.js';
-import type { AppConfig } from './config/environment.js';
-import { buildDataSourceOptions } from './database/database.options.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
 import { PostsModule } from './posts/posts.module.js';
 
 // Global behaviour lives here as APP_* providers, not on the app object, so the app a test builds
 // from AppModule runs exactly the production pipeline.
 @Module({
-  imports: [
-    ConfigModule,
-    DiscoveryModule,
-    TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        ...buildDataSourceOptions(config.database),
-        autoLoadEntities: true,
-        // Pending migrations are applied on start (in a transaction each), so a deploy brings its schema.
-        migrationsRun: true,
-        migrationsTransactionMode: 'each',
-        retryAttempts: 5,
-        retryDelay: 2_000,
-      }),
-    }),
-    AuthModule,
-    PostsModule,
-  ],
+  imports: [ConfigModule, DiscoveryModule, DatabaseModule, AuthModule, PostsModule],
   providers: [
     RouteTable,
     // Guards run in this order; every route is authenticated unless it is @Public().

@@ -7,7 +7,11 @@ import { useTestApp } from './helpers/use-test-app.js';
 
 // MySQL/MariaDB only: this file runs in the e2e-mysql project alone (vitest.config.ts).
 
-const TEXT_COLUMNS = ['author', 'content', 'title'];
+/** The columns that hold text, per table, in name order. */
+const TEXT_COLUMNS: Record<string, string[]> = {
+  api_keys: ['name', 'scopes', 'token_digest', 'token_hint'],
+  posts: ['author', 'content', 'owner_id', 'title'],
+};
 
 describe('MySQL/MariaDB storage', () => {
   const context = useTestApp();
@@ -18,34 +22,50 @@ describe('MySQL/MariaDB storage', () => {
     return version.includes('MariaDB') ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
   };
 
-  describe('the posts table', () => {
-    it('is an InnoDB table in utf8mb4 with the binary NO PAD collation of this server', async () => {
+  describe('the posts and api_keys tables', () => {
+    it('are InnoDB tables in utf8mb4 with the binary NO PAD collation of this server', async () => {
       const collation = await expectedCollation();
 
       const rows = await context.app.dataSource.query<
-        Array<{ ENGINE: string; TABLE_COLLATION: string; CHARACTER_SET_NAME: string }>
+        Array<{ TABLE_NAME: string; ENGINE: string; TABLE_COLLATION: string; CHARACTER_SET_NAME: string }>
       >(
-        `SELECT t.ENGINE, t.TABLE_COLLATION, c.CHARACTER_SET_NAME
+        `SELECT t.TABLE_NAME, t.ENGINE, t.TABLE_COLLATION, c.CHARACTER_SET_NAME
          FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION
-         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = 'posts'`,
+         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME IN ('api_keys', 'posts')`,
       );
 
-      expect(rows).toEqual([{ ENGINE: 'InnoDB', TABLE_COLLATION: collation, CHARACTER_SET_NAME: 'utf8mb4' }]);
+      expect(rows.sort((left, right) => left.TABLE_NAME.localeCompare(right.TABLE_NAME))).toEqual(
+        Object.keys(TEXT_COLUMNS).map((table) => ({
+          TABLE_NAME: table,
+          ENGINE: 'InnoDB',
+          TABLE_COLLATION: collation,
+          CHARACTER_SET_NAME: 'utf8mb4',
+        })),
+      );
     });
 
-    it('gives every text column utf8mb4 and that collation', async () => {
+    it('give every text column of both tables utf8mb4 and that collation', async () => {
       const collation = await expectedCollation();
 
       const rows = await context.app.dataSource.query<
-        Array<{ COLUMN_NAME: string; CHARACTER_SET_NAME: string; COLLATION_NAME: string }>
+        Array<{ TABLE_NAME: string; COLUMN_NAME: string; CHARACTER_SET_NAME: string; COLLATION_NAME: string }>
       >(
-        `SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
-         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'posts' AND CHARACTER_SET_NAME IS NOT NULL
-         ORDER BY COLUMN_NAME`,
+        `SELECT TABLE_NAME, COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('api_keys', 'posts') AND CHARACTER_SET_NAME IS NOT NULL`,
       );
 
-      expect(rows).toEqual(
-        TEXT_COLUMNS.map((name) => ({ COLUMN_NAME: name, CHARACTER_SET_NAME: 'utf8mb4', COLLATION_NAME: collation })),
+      // Sorted here: information_schema's collation may place '_' after letters.
+      const byTableAndName = (row: { TABLE_NAME: string; COLUMN_NAME: string }) =>
+        `${row.TABLE_NAME}.${row.COLUMN_NAME}`;
+      expect(rows.sort((left, right) => byTableAndName(left).localeCompare(byTableAndName(right)))).toEqual(
+        Object.entries(TEXT_COLUMNS).flatMap(([table, columns]) =>
+          columns.map((name) => ({
+            TABLE_NAME: table,
+            COLUMN_NAME: name,
+            CHARACTER_SET_NAME: 'utf8mb4',
+            COLLATION_NAME: collation,
+          })),
+        ),
       );
     });
 

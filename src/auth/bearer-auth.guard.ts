@@ -52,7 +52,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     status?: number,
   ): TUser {
     // A failure while verifying (database or JWKS outage) is not a verdict on the token: pass it on.
-    if (error) throw error instanceof Error ? error : new Error(String(error));
+    if (error) throw error instanceof Error ? error : new Error('authentication failed', { cause: error });
     if (principal) return principal;
     // passport-http-bearer: status 400 for a malformed Authorization header, a challenge naming
     // invalid_token when the token was refused, a bare challenge when there was no token at all.

@@ -4,6 +4,17 @@ import { loadConfig } from './environment.js';
 
 const VALID_SECRET = 'x'.repeat(32);
 
+/** 32 characters, every one of which RFC 6750's b64token allows (A-Z a-z 0-9 - . _ ~ + /). */
+const VALID_API_KEY = 'AZaz09-._~+/AZaz09-._~+/AZaz09-.';
+
+const OAUTH = {
+  OAUTH_ISSUER: 'https://login.example.com/',
+  OAUTH_AUDIENCE: 'https://api.example.com/posts',
+  OAUTH_JWKS_URL: 'https://login.example.com/.well-known/jwks.json',
+};
+
+const OAUTH_VARIABLES = Object.keys(OAUTH) as Array<keyof typeof OAUTH>;
+
 /** The error loadConfig throws for `env`, or undefined when it returns. */
 function errorFor(env: NodeJS.ProcessEnv): unknown {
   try {
@@ -28,6 +39,7 @@ describe('loadConfig', () => {
         cursorSecret: null,
         publicBaseUrl: null,
         logLevel: 'log',
+        auth: { bootstrapApiKey: null, oauth: null },
       });
     });
 
@@ -41,6 +53,11 @@ describe('loadConfig', () => {
         BODY_LIMIT: '',
         CURSOR_SECRET: '',
         PUBLIC_BASE_URL: '',
+        BOOTSTRAP_API_KEY: '',
+        OAUTH_ISSUER: '',
+        OAUTH_AUDIENCE: '',
+        OAUTH_JWKS_URL: '',
+        OAUTH_ACCEPT_JWT_TYP: '',
         LOG_LEVEL: '',
       });
 
@@ -65,6 +82,9 @@ describe('loadConfig', () => {
         BODY_LIMIT: '2mb',
         CURSOR_SECRET: VALID_SECRET,
         PUBLIC_BASE_URL: 'https://blog.example.com/base',
+        BOOTSTRAP_API_KEY: VALID_API_KEY,
+        ...OAUTH,
+        OAUTH_ACCEPT_JWT_TYP: 'true',
         LOG_LEVEL: 'debug',
       });
 
@@ -85,6 +105,15 @@ describe('loadConfig', () => {
         cursorSecret: VALID_SECRET,
         publicBaseUrl: 'https://blog.example.com/base',
         logLevel: 'debug',
+        auth: {
+          bootstrapApiKey: VALID_API_KEY,
+          oauth: {
+            issuer: 'https://login.example.com/',
+            audience: 'https://api.example.com/posts',
+            jwksUrl: 'https://login.example.com/.well-known/jwks.json',
+            acceptJwtTyp: true,
+          },
+        },
       });
     });
 
@@ -119,6 +148,53 @@ describe('loadConfig', () => {
 
       expect(config.publicBaseUrl).toBe('http://localhost:3000');
     });
+
+    it.each([
+      ['32 token characters', VALID_API_KEY],
+      ['512 characters', 'k'.repeat(512)],
+      ['base64 with = padding', `${'k'.repeat(42)}==`],
+      ['base64url', 'dGhpcy1pcy1hLXRlc3Qta2V5LW9mLTMyLWJ5dGVz_-'],
+    ])('accepts BOOTSTRAP_API_KEY as %s', (_, value) => {
+      const config = loadConfig({ BOOTSTRAP_API_KEY: value });
+
+      expect(config.auth.bootstrapApiKey).toBe(value);
+    });
+
+    it('accepts OAUTH_ISSUER, OAUTH_AUDIENCE and OAUTH_JWKS_URL together, accepting only at+jwt by default', () => {
+      const config = loadConfig(OAUTH);
+
+      expect(config.auth).toEqual({
+        bootstrapApiKey: null,
+        oauth: {
+          issuer: OAUTH.OAUTH_ISSUER,
+          audience: OAUTH.OAUTH_AUDIENCE,
+          jwksUrl: OAUTH.OAUTH_JWKS_URL,
+          acceptJwtTyp: false,
+        },
+      });
+    });
+
+    it.each([
+      ['true', true],
+      ['false', false],
+    ])('reads OAUTH_ACCEPT_JWT_TYP=%s as acceptJwtTyp %s', (value, acceptJwtTyp) => {
+      const config = loadConfig({ ...OAUTH, OAUTH_ACCEPT_JWT_TYP: value });
+
+      expect(config.auth.oauth?.acceptJwtTyp).toBe(acceptJwtTyp);
+    });
+
+    it.each([
+      'https://login.example.com/.well-known/jwks.json',
+      'https://login.example.com:8443/keys?version=2',
+      'http://localhost/jwks',
+      'http://localhost:8080/.well-known/jwks.json',
+      'http://127.0.0.1:9000/jwks',
+      'http://[::1]:9000/jwks',
+    ])('accepts OAUTH_JWKS_URL=%s', (value) => {
+      const config = loadConfig({ ...OAUTH, OAUTH_JWKS_URL: value });
+
+      expect(config.auth.oauth?.jwksUrl).toBe(value);
+    });
   });
 
   describe('invalid values', () => {
@@ -150,6 +226,12 @@ describe('loadConfig', () => {
       ['DATABASE_POOL_SIZE', '10000'],
       ['DATABASE_POOL_SIZE', 'ten'],
       ['DATABASE_URL', 'postgres://x/db'],
+      ['BOOTSTRAP_API_KEY', 'k'.repeat(31)],
+      ['BOOTSTRAP_API_KEY', 'k'.repeat(513)],
+      ['BOOTSTRAP_API_KEY', `${'k'.repeat(20)} ${'k'.repeat(20)}`],
+      ['BOOTSTRAP_API_KEY', `${'k'.repeat(20)}=${'k'.repeat(20)}`],
+      ['BOOTSTRAP_API_KEY', `${'k'.repeat(40)}!`],
+      ['BOOTSTRAP_API_KEY', `${'k'.repeat(40)}é`],
     ])('rejects %s=%s with a ConfigError naming the variable', (name, value) => {
       const error = errorFor({ [name]: value });
 
@@ -159,12 +241,77 @@ describe('loadConfig', () => {
     });
 
     it('names every invalid variable at once', () => {
-      const error = errorFor({ PORT: 'abc', LOG_LEVEL: 'loud', API_PREFIX: 'api' });
+      const error = errorFor({ PORT: 'abc', LOG_LEVEL: 'loud', API_PREFIX: 'api', BOOTSTRAP_API_KEY: 'short' });
 
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toContain('PORT');
       expect((error as Error).message).toContain('LOG_LEVEL');
       expect((error as Error).message).toContain('API_PREFIX');
+      expect((error as Error).message).toContain('BOOTSTRAP_API_KEY');
+    });
+
+    it.each([
+      'http://example.com/jwks',
+      'http://localhost.example.com/jwks',
+      'http://127.0.0.1.example.com/jwks',
+      'http://user@localhost/jwks',
+      'ftp://login.example.com/jwks',
+      'login.example.com/jwks',
+      'https://',
+    ])('rejects OAUTH_JWKS_URL=%s, with the other OAuth variables valid, with a ConfigError naming it', (value) => {
+      const error = errorFor({ ...OAUTH, OAUTH_JWKS_URL: value });
+
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/^Invalid configuration: /);
+      expect((error as Error).message).toContain('OAUTH_JWKS_URL must be an https URL');
+    });
+
+    it.each(['yes', 'TRUE', '1'])(
+      'rejects OAUTH_ACCEPT_JWT_TYP=%s, with the other OAuth variables valid, with a ConfigError naming it',
+      (value) => {
+        const error = errorFor({ ...OAUTH, OAUTH_ACCEPT_JWT_TYP: value });
+
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as Error).message).toMatch(/^Invalid configuration: /);
+        expect((error as Error).message).toContain('OAUTH_ACCEPT_JWT_TYP');
+      },
+    );
+
+    it.each([
+      [['OAUTH_ISSUER']],
+      [['OAUTH_AUDIENCE']],
+      [['OAUTH_JWKS_URL']],
+      [['OAUTH_ISSUER', 'OAUTH_AUDIENCE']],
+      [['OAUTH_ISSUER', 'OAUTH_JWKS_URL']],
+      [['OAUTH_AUDIENCE', 'OAUTH_JWKS_URL']],
+    ] as Array<[Array<keyof typeof OAUTH>]>)(
+      'rejects %j set without the rest, with a ConfigError naming all three OAuth variables',
+      (names) => {
+        const env = Object.fromEntries(names.map((name) => [name, OAUTH[name]]));
+
+        const error = errorFor(env);
+
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as Error).message).toMatch(/^Invalid configuration: /);
+        for (const name of OAUTH_VARIABLES) expect((error as Error).message).toContain(name);
+      },
+    );
+
+    it('counts an empty OAUTH_AUDIENCE as unset, so the other two alone are refused', () => {
+      const error = errorFor({ ...OAUTH, OAUTH_AUDIENCE: '' });
+
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toContain('must be set together');
+    });
+
+    it('does not echo the value of an invalid BOOTSTRAP_API_KEY', () => {
+      const value = 'bootstrap key with spaces that is long enough';
+
+      const error = errorFor({ BOOTSTRAP_API_KEY: value });
+
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toContain('BOOTSTRAP_API_KEY');
+      expect((error as Error).message).not.toContain(value);
     });
 
     it('does not echo the value of an invalid CURSOR_SECRET', () => {

@@ -134,11 +134,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
 
 function oauthConfig(variables: EnvironmentVariables): OAuthConfig | null {
   const { OAUTH_ISSUER: issuer, OAUTH_AUDIENCE: audience, OAUTH_JWKS_URL: jwksUrl } = variables;
-  if (issuer === undefined && audience === undefined && jwksUrl === undefined) return null;
+  if (issuer === undefined && audience === undefined && jwksUrl === undefined) {
+    if (variables.OAUTH_ACCEPT_JWT_TYP !== undefined) {
+      throw new ConfigError(
+        'Invalid configuration: OAUTH_ACCEPT_JWT_TYP needs OAUTH_ISSUER, OAUTH_AUDIENCE and OAUTH_JWKS_URL',
+      );
+    }
+    return null;
+  }
   if (issuer === undefined || audience === undefined || jwksUrl === undefined) {
     throw new ConfigError(
       'Invalid configuration: OAUTH_ISSUER, OAUTH_AUDIENCE and OAUTH_JWKS_URL must be set together',
     );
+  }
+  if (!URL.canParse(jwksUrl) || new URL(jwksUrl).hostname === '') {
+    throw new ConfigError('Invalid configuration: OAUTH_JWKS_URL must be an https URL (plain http only for localhost)');
   }
   return { issuer, audience, jwksUrl, acceptJwtTyp: variables.OAUTH_ACCEPT_JWT_TYP === 'true' };
 }

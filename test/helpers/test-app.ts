@@ -14,6 +14,8 @@ import { createTestDatabase } from './test-database.js';
 export interface TestApp {
   app: NestExpressApplication;
   baseUrl: string;
+  /** DATABASE_URL of this app, for a second instance or a CLI on the same database. */
+  databaseUrl: string;
   dataSource: DataSource;
   /** BOOTSTRAP_API_KEY of this app: an admin key. */
   adminToken: string;
@@ -66,6 +68,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     app,
     baseUrl,
+    databaseUrl: database.url,
     adminToken,
     writerToken: await createToken([Scope.postsRead, Scope.postsWrite], { name: 'writer' }),
     createToken,

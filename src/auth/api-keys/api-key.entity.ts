@@ -9,7 +9,7 @@ export class ApiKey {
   @Column({ type: 'varchar', length: 100 })
   name: string;
 
-  /** SHA-256 of the token, hex; the token itself is never stored. */
+  /** SHA-256 of the token, hex; the token itself is never stored. CHAR(64) in the table (TypeORM's SQLite driver has no char type). */
   @Index('uq_api_keys_token_digest', { unique: true })
   @Column({ name: 'token_digest', type: 'varchar', length: 64 })
   tokenDigest: string;
