@@ -1,3 +1,4 @@
+import { ConsoleLogger, type LogLevel } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -32,6 +33,8 @@ export interface TestAppOptions {
   sqlitePath?: string;
   /** Use this DATABASE_URL instead of a fresh database (the caller owns it). */
   databaseUrl?: string;
+  /** Nest log levels; tests are quiet (fatal only) unless they examine the logs. */
+  logLevels?: LogLevel[];
 }
 
 /**
@@ -50,13 +53,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
     DATABASE_URL: database.url,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+  const builder = Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(APP_CONFIG)
-    .useValue(config)
-    .compile();
+    .useValue(config);
+  // Nest's testing logger drops everything below error; a test that reads the logs gets a real one.
+  if (options.logLevels) builder.setLogger(new ConsoleLogger({ logLevels: options.logLevels }));
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
     ...APP_OPTIONS,
-    logger: ['fatal'],
+    logger: options.logLevels ?? ['fatal'],
   });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
