@@ -81,7 +81,9 @@ function isKeySetOutage(error: unknown): boolean {
 
 function toPrincipal(payload: JWTPayload): Principal | null {
   const subject = payload.sub;
-  if (typeof subject !== 'string' || subject.length === 0 || subject.length > MAX_SUBJECT_LENGTH) return null;
+  // The subject becomes an owner id: it must be a visible identifier, not blank or control characters.
+  if (typeof subject !== 'string' || subject.length > MAX_SUBJECT_LENGTH || !/^\S(.*\S)?$/u.test(subject)) return null;
+  if (/\p{Cc}/u.test(subject)) return null;
   return { id: `oauth:${subject}`, kind: 'oauth', scopes: effectiveScopes(scopesOf(payload)) };
 }
 
