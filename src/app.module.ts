@@ -8,12 +8,13 @@ import { ProblemDetailsFilter } from './common/problem/problem-details.filter.js
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
 import { PostsModule } from './posts/posts.module.js';
 
 // Global behaviour lives here as APP_* providers, not on the app object, so the app a test builds
 // from AppModule runs exactly the production pipeline.
 @Module({
-  imports: [ConfigModule, DiscoveryModule, DatabaseModule, AuthModule, PostsModule],
+  imports: [ConfigModule, DiscoveryModule, DatabaseModule, AuthModule, HealthModule, PostsModule],
   providers: [
     RouteTable,
     // Guards run in this order; every route is authenticated unless it is @Public().
