@@ -9,16 +9,22 @@ import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { PostsModule } from './posts/posts.module.js';
 
 // Global behaviour lives here as APP_* providers, not on the app object, so the app a test builds
 // from AppModule runs exactly the production pipeline.
 @Module({
-  imports: [ConfigModule, DiscoveryModule, DatabaseModule, AuthModule, HealthModule, PostsModule],
+  imports: [ConfigModule, DiscoveryModule, DatabaseModule, RateLimitModule, AuthModule, HealthModule, PostsModule],
   providers: [
     RouteTable,
-    // Guards run in this order; every route is authenticated unless it is @Public().
+    // Guards run in this order. Authentication first, so the throttler can count per principal
+    // (API key or OAuth subject) rather than per address; failed authentications, which stop at the
+    // first guard, are counted per client IP there (the brute-force cap). Public routes (health)
+    // skip both.
     { provide: APP_GUARD, useClass: BearerAuthGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_FILTER, useClass: ProblemDetailsFilter },
     { provide: APP_PIPE, useClass: AppValidationPipe },
     { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },

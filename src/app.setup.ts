@@ -23,6 +23,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(requestIdMiddleware);
   if (config.apiPrefix !== '') app.setGlobalPrefix(config.apiPrefix);
   app.disable('x-powered-by');
+  // X-Forwarded-For is believed only for as many hops as TRUST_PROXY says (none by default), so a
+  // client cannot pick the address it is rate limited under.
+  app.set('trust proxy', config.trustProxy === 0 ? false : config.trustProxy);
   // Flat query strings only: `author[x]=1` is a parameter named "author[x]", never an object.
   app.set('query parser', 'simple');
   // Express's automatic weak ETag would answer conditional requests behind the service's back.

@@ -1,11 +1,16 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import { normalizeIp, type ThrottlerStorage } from '@nestjs/throttler';
 import bodyParser from 'body-parser';
 import contentType from 'content-type';
 import type { Request, Response } from 'express';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
+import { ProblemException } from '../common/problem/problem.exception.js';
+import { RATE_LIMIT_STORE } from '../rate-limit/rate-limit.module.js';
+import { applyRateLimit, type RateLimitPolicy } from '../rate-limit/rate-limit.headers.js';
 import { IS_PUBLIC, REQUIRED_SCOPE } from './auth.decorators.js';
 import { insufficientScope, invalidRequest, invalidToken, missingCredentials } from './bearer-errors.js';
 import type { Principal, ScopeName } from './principal.js';
@@ -20,12 +25,19 @@ type RequestWithPrincipal = Request & { user?: Principal };
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
   private readonly readForm: (request: Request, response: Response) => Promise<void>;
+  private readonly failurePolicy: RateLimitPolicy;
 
   constructor(
     private readonly reflector: Reflector,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(RATE_LIMIT_STORE) private readonly rateLimitStore: ThrottlerStorage,
   ) {
     super();
+    this.failurePolicy = {
+      name: 'auth-failures',
+      limit: config.rateLimit.authFailureLimit,
+      windowSeconds: config.rateLimit.windowSeconds,
+    };
     const parser = bodyParser.urlencoded({ extended: false, limit: config.bodyLimitBytes, type: () => true });
     this.readForm = (request, response) => new Promise((resolve) => parser(request, response, () => resolve()));
   }
@@ -36,8 +48,14 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
 
     const http = context.switchToHttp();
     const request = http.getRequest<RequestWithPrincipal>();
-    await this.refuseOtherTransports(request, http.getResponse<Response>());
-    await super.canActivate(context);
+    const response = http.getResponse<Response>();
+    try {
+      await this.refuseOtherTransports(request, response);
+      await super.canActivate(context);
+    } catch (error) {
+      if (isAuthenticationFailure(error)) await this.countFailure(request, response);
+      throw error;
+    }
 
     const scope = this.reflector.getAllAndOverride<ScopeName | undefined>(REQUIRED_SCOPE, targets);
     if (scope !== undefined && !request.user!.scopes.has(scope)) throw insufficientScope(scope);
@@ -61,6 +79,24 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     throw missingCredentials();
   }
 
+  // Brute-force cap: every failed authentication (no token, a wrong one, a misplaced one) counts
+  // against the client IP; past the cap the answer is 429 whatever token comes next. This is also
+  // what limits anonymous floods, which never reach the per-principal RateLimitGuard. Failures are
+  // counted only after verification, so clients behind the same NAT with valid keys are unaffected.
+  private async countFailure(request: Request, response: Response): Promise<void> {
+    const ip = normalizeIp(request.ip ?? 'unknown');
+    const key = `${this.failurePolicy.name}:${createHash('sha256').update(ip).digest('base64url')}`;
+    const windowMs = this.failurePolicy.windowSeconds * 1000;
+    const record = await this.rateLimitStore.increment(
+      key,
+      windowMs,
+      this.failurePolicy.limit,
+      windowMs,
+      this.failurePolicy.name,
+    );
+    applyRateLimit(response, this.failurePolicy, record);
+  }
+
   // RFC 6750 allows the query string (§2.3) and form bodies (§2.2) as well; this API allows only the
   // header, because URLs end up in logs, histories and Referer headers. Both are refused before the
   // strategy runs (it would otherwise accept them). JSON bodies are read after authentication; an
@@ -76,6 +112,10 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       }
     }
   }
+}
+
+function isAuthenticationFailure(error: unknown): boolean {
+  return error instanceof ProblemException && (error.problemType.status === 401 || error.problemType.status === 400);
 }
 
 function isFormBody(request: Request): boolean {

@@ -39,6 +39,8 @@ describe('loadConfig', () => {
         cursorSecret: null,
         publicBaseUrl: null,
         logLevel: 'log',
+        rateLimit: { limit: 100, windowSeconds: 60, authFailureLimit: 20, redisUrl: null, redisKeyPrefix: 'posts:' },
+        trustProxy: 0,
         auth: { bootstrapApiKey: null, oauth: null },
       });
     });
@@ -86,6 +88,12 @@ describe('loadConfig', () => {
         ...OAUTH,
         OAUTH_ACCEPT_JWT_TYP: 'true',
         LOG_LEVEL: 'debug',
+        THROTTLE_LIMIT: '500',
+        THROTTLE_TTL: '30',
+        THROTTLE_AUTH_FAILURE_LIMIT: '5',
+        TRUST_PROXY: '2',
+        REDIS_URL: 'redis://cache:6379/1',
+        REDIS_KEY_PREFIX: 'blog:',
       });
 
       expect(config).toEqual({
@@ -105,6 +113,14 @@ describe('loadConfig', () => {
         cursorSecret: VALID_SECRET,
         publicBaseUrl: 'https://blog.example.com/base',
         logLevel: 'debug',
+        rateLimit: {
+          limit: 500,
+          windowSeconds: 30,
+          authFailureLimit: 5,
+          redisUrl: 'redis://cache:6379/1',
+          redisKeyPrefix: 'blog:',
+        },
+        trustProxy: 2,
         auth: {
           bootstrapApiKey: VALID_API_KEY,
           oauth: {
@@ -232,6 +248,18 @@ describe('loadConfig', () => {
       ['BOOTSTRAP_API_KEY', `${'k'.repeat(20)}=${'k'.repeat(20)}`],
       ['BOOTSTRAP_API_KEY', `${'k'.repeat(40)}!`],
       ['BOOTSTRAP_API_KEY', `${'k'.repeat(40)}é`],
+      ['THROTTLE_LIMIT', '0'],
+      ['THROTTLE_LIMIT', 'many'],
+      ['THROTTLE_LIMIT', '1.5'],
+      ['THROTTLE_TTL', '0'],
+      ['THROTTLE_TTL', '1m'],
+      ['THROTTLE_AUTH_FAILURE_LIMIT', '-3'],
+      ['TRUST_PROXY', 'true'],
+      ['TRUST_PROXY', '100'],
+      ['REDIS_URL', 'http://cache:6379'],
+      ['REDIS_URL', 'cache:6379'],
+      ['REDIS_KEY_PREFIX', 'has space'],
+      ['REDIS_KEY_PREFIX', 'x'.repeat(65)],
     ])('rejects %s=%s with a ConfigError naming the variable', (name, value) => {
       const error = errorFor({ [name]: value });
 

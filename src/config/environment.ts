@@ -69,6 +69,34 @@ class EnvironmentVariables {
   OAUTH_ACCEPT_JWT_TYP?: string;
 
   @IsOptional()
+  @Matches(/^[1-9]\d{0,8}$/, { message: 'THROTTLE_LIMIT must be a whole number of requests from 1 to 999999999' })
+  THROTTLE_LIMIT?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}$/, { message: 'THROTTLE_TTL must be a window in whole seconds from 1 to 999999' })
+  THROTTLE_TTL?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,8}$/, {
+    message: 'THROTTLE_AUTH_FAILURE_LIMIT must be a whole number of failed authentications from 1 to 999999999',
+  })
+  THROTTLE_AUTH_FAILURE_LIMIT?: string;
+
+  @IsOptional()
+  @Matches(/^\d{1,2}$/, { message: 'TRUST_PROXY must be the number of proxies in front of the service (0-99)' })
+  TRUST_PROXY?: string;
+
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, {
+    message: 'REDIS_URL must look like redis://host:6379 or rediss://user:pass@host:6380/0',
+  })
+  REDIS_URL?: string;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9:._-]{1,64}$/, { message: 'REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : . _ -' })
+  REDIS_KEY_PREFIX?: string;
+
+  @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, log, debug, verbose',
   })
@@ -96,6 +124,18 @@ export interface AppConfig {
   /** null: Location and Link headers are root-relative. */
   publicBaseUrl: string | null;
   logLevel: LogLevelName;
+  rateLimit: {
+    /** Requests per principal (or client IP) per window. */
+    limit: number;
+    windowSeconds: number;
+    /** Failed authentications per client IP per window before 429. */
+    authFailureLimit: number;
+    /** null: counters live in this process only. */
+    redisUrl: string | null;
+    redisKeyPrefix: string;
+  };
+  /** Proxies in front of the service whose X-Forwarded-For is believed; 0: none, the peer address counts. */
+  trustProxy: number;
   auth: {
     /** Ensures an admin API key with exactly this value exists. */
     bootstrapApiKey: string | null;
@@ -128,6 +168,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     cursorSecret: variables.CURSOR_SECRET ?? null,
     publicBaseUrl: variables.PUBLIC_BASE_URL ?? null,
     logLevel: (variables.LOG_LEVEL ?? 'log') as LogLevelName,
+    rateLimit: {
+      limit: Number(variables.THROTTLE_LIMIT ?? 100),
+      windowSeconds: Number(variables.THROTTLE_TTL ?? 60),
+      authFailureLimit: Number(variables.THROTTLE_AUTH_FAILURE_LIMIT ?? 20),
+      redisUrl: variables.REDIS_URL ?? null,
+      redisKeyPrefix: variables.REDIS_KEY_PREFIX ?? 'posts:',
+    },
+    trustProxy: Number(variables.TRUST_PROXY ?? 0),
     auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
   };
 }

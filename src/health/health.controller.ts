@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, HttpStatus } from '@nestjs/common';
+import { SkipThrottle } from '@nestjs/throttler';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Public } from '../auth/auth.decorators.js';
@@ -12,6 +13,8 @@ interface HealthStatus {
 /** Probes for orchestrators: no credentials, nothing but up or down. */
 @Controller('health')
 @Public()
+// Probes come every few seconds from every orchestrator node; they must never be refused.
+@SkipThrottle()
 export class HealthController {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 

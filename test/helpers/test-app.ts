@@ -50,6 +50,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...process.env,
     CURSOR_SECRET: 'test-cursor-secret-of-at-least-32-characters',
     BOOTSTRAP_API_KEY: adminToken,
+    // Suites other than the rate-limit one send thousands of requests, many failing on purpose.
+    THROTTLE_LIMIT: '1000000',
+    THROTTLE_AUTH_FAILURE_LIMIT: '1000000',
     ...options.env,
     DATABASE_URL: database.url,
   });

@@ -27,6 +27,7 @@ export const ProblemTypes = {
   conflict: define('conflict', 409, 'Conflict'),
   payloadTooLarge: define('payload-too-large', 413, 'Request body too large'),
   unsupportedMediaType: define('unsupported-media-type', 415, 'Unsupported media type'),
+  rateLimited: define('rate-limited', 429, 'Too many requests'),
   serviceUnavailable: define('service-unavailable', 503, 'Service temporarily unavailable'),
   internalError: define('internal-error', 500, 'Internal server error'),
 } satisfies Record<string, ProblemType>;

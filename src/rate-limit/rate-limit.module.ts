@@ -1,0 +1,50 @@
+import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/environment.js';
+import { MemoryRateLimitStore } from './memory-rate-limit.store.js';
+import { RedisRateLimitStore } from './redis-rate-limit.store.js';
+
+export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: RATE_LIMIT_STORE,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): ThrottlerStorage =>
+        config.rateLimit.redisUrl === null
+          ? new MemoryRateLimitStore()
+          : new RedisRateLimitStore(config.rateLimit.redisUrl, config.rateLimit.redisKeyPrefix),
+    },
+  ],
+  exports: [RATE_LIMIT_STORE],
+})
+class RateLimitStoreModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(@Inject(RATE_LIMIT_STORE) private readonly store: ThrottlerStorage) {}
+
+  async onModuleInit(): Promise<void> {
+    if (this.store instanceof RedisRateLimitStore) await this.store.connect();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.store instanceof RedisRateLimitStore) await this.store.close();
+  }
+}
+
+/** Counters (in memory, or in Redis with REDIS_URL) and the throttler that uses them. */
+@Module({
+  imports: [
+    RateLimitStoreModule,
+    ThrottlerModule.forRootAsync({
+      inject: [APP_CONFIG, RATE_LIMIT_STORE],
+      useFactory: (config: AppConfig, storage: ThrottlerStorage) => ({
+        throttlers: [{ name: 'default', limit: config.rateLimit.limit, ttl: config.rateLimit.windowSeconds * 1000 }],
+        storage,
+      }),
+    }),
+  ],
+  exports: [RateLimitStoreModule],
+})
+export class RateLimitModule {}
