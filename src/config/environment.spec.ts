@@ -40,6 +40,7 @@ describe('loadConfig', () => {
         publicBaseUrl: null,
         logLevel: 'log',
         rateLimit: { limit: 100, windowSeconds: 60, authFailureLimit: 20, redisUrl: null, redisKeyPrefix: 'posts:' },
+        requireIfMatch: false,
         trustProxy: 0,
         auth: { bootstrapApiKey: null, oauth: null },
       });
@@ -92,6 +93,7 @@ describe('loadConfig', () => {
         THROTTLE_TTL: '30',
         THROTTLE_AUTH_FAILURE_LIMIT: '5',
         TRUST_PROXY: '2',
+        REQUIRE_IF_MATCH: 'true',
         REDIS_URL: 'redis://cache:6379/1',
         REDIS_KEY_PREFIX: 'blog:',
       });
@@ -120,6 +122,7 @@ describe('loadConfig', () => {
           redisUrl: 'redis://cache:6379/1',
           redisKeyPrefix: 'blog:',
         },
+        requireIfMatch: true,
         trustProxy: 2,
         auth: {
           bootstrapApiKey: VALID_API_KEY,
@@ -255,6 +258,7 @@ describe('loadConfig', () => {
       ['THROTTLE_TTL', '1m'],
       ['THROTTLE_AUTH_FAILURE_LIMIT', '-3'],
       ['TRUST_PROXY', 'true'],
+      ['REQUIRE_IF_MATCH', 'yes'],
       ['TRUST_PROXY', '100'],
       ['REDIS_URL', 'http://cache:6379'],
       ['REDIS_URL', 'cache:6379'],

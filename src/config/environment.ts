@@ -69,6 +69,10 @@ class EnvironmentVariables {
   OAUTH_ACCEPT_JWT_TYP?: string;
 
   @IsOptional()
+  @IsIn(['true', 'false'], { message: 'REQUIRE_IF_MATCH must be true or false' })
+  REQUIRE_IF_MATCH?: string;
+
+  @IsOptional()
   @Matches(/^[1-9]\d{0,8}$/, { message: 'THROTTLE_LIMIT must be a whole number of requests from 1 to 999999999' })
   THROTTLE_LIMIT?: string;
 
@@ -134,6 +138,8 @@ export interface AppConfig {
     redisUrl: string | null;
     redisKeyPrefix: string;
   };
+  /** Writes (PUT, PATCH, DELETE) without If-Match are refused with 428. */
+  requireIfMatch: boolean;
   /** Proxies in front of the service whose X-Forwarded-For is believed; 0: none, the peer address counts. */
   trustProxy: number;
   auth: {
@@ -175,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       redisUrl: variables.REDIS_URL ?? null,
       redisKeyPrefix: variables.REDIS_KEY_PREFIX ?? 'posts:',
     },
+    requireIfMatch: variables.REQUIRE_IF_MATCH === 'true',
     trustProxy: Number(variables.TRUST_PROXY ?? 0),
     auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
   };

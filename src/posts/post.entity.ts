@@ -23,6 +23,10 @@ export class Post {
   @Column({ name: 'owner_id', type: 'varchar', length: 300, nullable: true })
   ownerId: string | null;
 
+  /** Incremented by every write, in the same statement; the strong ETag is built from it. Not exposed. */
+  @Column({ type: 'int', unsigned: true, default: 1 })
+  version: number;
+
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

@@ -3,6 +3,7 @@ import {
   Controller,
   Delete,
   Get,
+  Headers,
   HttpCode,
   HttpStatus,
   Param,
@@ -13,13 +14,17 @@ import {
   Res,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import type { EntityManager } from 'typeorm';
 import { CurrentPrincipal, RequireScope } from '../auth/auth.decorators.js';
 import { Scope, type Principal } from '../auth/principal.js';
+import { parseEntityTagCondition, weakMatch } from '../common/http/entity-tags.js';
 import { ParseIdPipe } from '../common/http/parse-id.pipe.js';
+import { IdempotencyService, type StoredResponse } from '../common/idempotency/idempotency.service.js';
 import { PublicUrls } from '../common/http/public-urls.js';
 import { ListPostsQueryDto, toPageQuery } from './dto/list-posts-query.dto.js';
 import { PatchPostDto } from './dto/patch-post.dto.js';
 import { PostInputDto } from './dto/post-input.dto.js';
+import { postETag, writePrecondition, type WritePrecondition } from './post-etag.js';
 import { toPostResource, type PostResource } from './post.resource.js';
 import { PostsService } from './posts.service.js';
 
@@ -28,6 +33,7 @@ export class PostsController {
   constructor(
     private readonly postsService: PostsService,
     private readonly urls: PublicUrls,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   @Get()
@@ -54,8 +60,20 @@ export class PostsController {
 
   @Get(':id')
   @RequireScope(Scope.postsRead)
-  async findOne(@Param('id', ParseIdPipe) id: number): Promise<PostResource> {
-    return toPostResource(await this.postsService.findOne(id));
+  async findOne(
+    @Param('id', ParseIdPipe) id: number,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PostResource | undefined> {
+    const condition = parseEntityTagCondition(ifNoneMatch, 'If-None-Match');
+    const post = await this.postsService.findOne(id);
+    const etag = postETag(post);
+    response.setHeader('ETag', etag);
+    if (condition !== undefined && weakMatch(condition, etag)) {
+      response.status(HttpStatus.NOT_MODIFIED);
+      return undefined;
+    }
+    return toPostResource(post);
   }
 
   @Post()
@@ -63,11 +81,30 @@ export class PostsController {
   async create(
     @Body() input: PostInputDto,
     @CurrentPrincipal() principal: Principal,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<PostResource> {
-    const post = await this.postsService.create(input, principal);
-    response.setHeader('Location', this.urls.to(`/posts/${post.id}`));
-    return toPostResource(post);
+  ): Promise<string> {
+    const run = async (manager?: EntityManager): Promise<StoredResponse> => {
+      const post = await this.postsService.create(input, principal, manager);
+      const headers = { Location: this.urls.to(`/posts/${post.id}`), ETag: postETag(post) };
+      return { status: HttpStatus.CREATED, body: JSON.stringify(toPostResource(post)), headers };
+    };
+    const { response: created, replayed } =
+      idempotencyKey === undefined
+        ? { response: await run(), replayed: false }
+        : await this.idempotency.execute(
+            {
+              principalId: principal.id,
+              key: IdempotencyService.parseKey(idempotencyKey),
+              requestDigest: IdempotencyService.digest(['POST /posts', input.title, input.content, input.author]),
+            },
+            run,
+          );
+    // The body goes out as the stored bytes, so a replay is byte-identical to the first response.
+    for (const [name, value] of Object.entries(created.headers)) response.setHeader(name, value);
+    if (replayed) response.setHeader('Idempotent-Replayed', 'true');
+    response.status(created.status).setHeader('Content-Type', 'application/json; charset=utf-8');
+    return created.body;
   }
 
   @Put(':id')
@@ -76,8 +113,12 @@ export class PostsController {
     @Param('id', ParseIdPipe) id: number,
     @Body() input: PostInputDto,
     @CurrentPrincipal() principal: Principal,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<PostResource> {
-    return toPostResource(await this.postsService.replace(id, input, principal));
+    const post = await this.postsService.replace(id, input, principal, preconditionOf(id, ifMatch));
+    response.setHeader('ETag', postETag(post));
+    return toPostResource(post);
   }
 
   @Patch(':id')
@@ -86,14 +127,26 @@ export class PostsController {
     @Param('id', ParseIdPipe) id: number,
     @Body() patch: PatchPostDto,
     @CurrentPrincipal() principal: Principal,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<PostResource> {
-    return toPostResource(await this.postsService.patch(id, patch, principal));
+    const post = await this.postsService.patch(id, patch, principal, preconditionOf(id, ifMatch));
+    response.setHeader('ETag', postETag(post));
+    return toPostResource(post);
   }
 
   @Delete(':id')
   @RequireScope(Scope.postsWrite)
   @HttpCode(HttpStatus.NO_CONTENT)
-  async remove(@Param('id', ParseIdPipe) id: number, @CurrentPrincipal() principal: Principal): Promise<void> {
-    await this.postsService.remove(id, principal);
+  async remove(
+    @Param('id', ParseIdPipe) id: number,
+    @CurrentPrincipal() principal: Principal,
+    @Headers('if-match') ifMatch: string | undefined,
+  ): Promise<void> {
+    await this.postsService.remove(id, principal, preconditionOf(id, ifMatch));
   }
+}
+
+function preconditionOf(id: number, ifMatch: string | undefined): WritePrecondition {
+  return writePrecondition(id, parseEntityTagCondition(ifMatch, 'If-Match'));
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { PublicUrls } from '../common/http/public-urls.js';
+import { IdempotencyModule } from '../common/idempotency/idempotency.module.js';
 import { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
@@ -10,7 +11,7 @@ import { PostsService } from './posts.service.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Post])],
+  imports: [TypeOrmModule.forFeature([Post]), IdempotencyModule],
   controllers: [PostsController],
   providers: [
     PostsService,

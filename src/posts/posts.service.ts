@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { FindOptionsWhere, Repository } from 'typeorm';
+import { In, type EntityManager, type FindOptionsWhere, type Repository } from 'typeorm';
 import { isAdmin, type Principal } from '../auth/principal.js';
 import { CursorCodec, InvalidCursorError } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../common/problem/problem.exception.js';
@@ -9,7 +9,10 @@ import type { PageQuery } from './dto/list-posts-query.dto.js';
 import type { PatchPostDto } from './dto/patch-post.dto.js';
 import type { PostInputDto } from './dto/post-input.dto.js';
 import { Post } from './post.entity.js';
+import type { WritePrecondition } from './post-etag.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/environment.js';
 
 export interface PostsPage {
   posts: Post[];
@@ -24,6 +27,7 @@ export class PostsService {
   constructor(
     @InjectRepository(Post) private readonly postRepository: Repository<Post>,
     @Inject(POSTS_CURSOR_CODEC) private readonly cursorCodec: CursorCodec,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -59,29 +63,36 @@ export class PostsService {
     return post;
   }
 
-  async create(input: PostInputDto, principal: Principal): Promise<Post> {
+  /** `manager`: the transaction to write in (an idempotent create stores its response in the same one). */
+  async create(
+    input: PostInputDto,
+    principal: Principal,
+    manager: EntityManager = this.postRepository.manager,
+  ): Promise<Post> {
     // Set here rather than by a column default: the response needs it and insert() then needs no
     // SELECT; both databases keep the millisecond precision of a JS Date (DATETIME(3) on MySQL).
     const now = new Date();
-    const post = this.postRepository.create({
+    const post = manager.create(Post, {
       title: input.title,
       content: input.content,
       author: input.author,
       ownerId: principal.id,
+      version: 1,
       createdAt: now,
       updatedAt: now,
     });
     // insert(), not save(): no SELECT before the write, and the id comes back from the driver.
-    const result = await this.postRepository.insert(post);
+    const result = await manager.insert(Post, post);
     post.id = Number(result.identifiers[0].id);
     return post;
   }
 
-  async replace(id: number, input: PostInputDto, principal: Principal): Promise<Post> {
-    return this.update(id, principal, { title: input.title, content: input.content, author: input.author });
+  async replace(id: number, input: PostInputDto, principal: Principal, precondition: WritePrecondition): Promise<Post> {
+    const changes = { title: input.title, content: input.content, author: input.author };
+    return this.update(id, principal, precondition, changes);
   }
 
-  async patch(id: number, patch: PatchPostDto, principal: Principal): Promise<Post> {
+  async patch(id: number, patch: PatchPostDto, principal: Principal, precondition: WritePrecondition): Promise<Post> {
     const changes: Partial<Pick<Post, 'title' | 'content' | 'author'>> = {};
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.content !== undefined) changes.content = patch.content;
@@ -91,33 +102,76 @@ export class PostsService {
         errors: [{ pointer: '', detail: 'the patch must contain at least one of title, content, author' }],
       });
     }
-    return this.update(id, principal, changes);
+    return this.update(id, principal, precondition, changes);
   }
 
-  async remove(id: number, principal: Principal): Promise<void> {
-    const result = await this.postRepository.delete(ownedBy(id, principal));
-    if (!result.affected) await this.explainMissedWrite(id);
+  async remove(id: number, principal: Principal, precondition: WritePrecondition): Promise<void> {
+    const where = await this.writeTarget(id, principal, precondition);
+    const result = await this.postRepository.delete(where);
+    if (!result.affected) await this.explainMissedWrite(id, principal);
   }
 
-  // The ownership check is part of the write's WHERE clause, so a post cannot change hands between a
-  // check and the write, and a refused write has touched nothing.
+  // Ownership and If-Match are part of the write's WHERE clause and the version moves in the same
+  // statement: a post cannot change hands or versions between a check and the write, concurrent
+  // writers with the same ETag cannot both win, and a refused write has touched nothing.
   private async update(
     id: number,
     principal: Principal,
+    precondition: WritePrecondition,
     changes: Partial<Pick<Post, 'title' | 'content' | 'author'>>,
   ): Promise<Post> {
-    const result = await this.postRepository.update(ownedBy(id, principal), { ...changes, updatedAt: new Date() });
-    if (!result.affected) await this.explainMissedWrite(id);
+    const where = await this.writeTarget(id, principal, precondition);
+    const result = await this.postRepository.update(where, {
+      ...changes,
+      updatedAt: new Date(),
+      version: () => 'version + 1',
+    });
+    if (!result.affected) await this.explainMissedWrite(id, principal);
     return this.findOne(id);
   }
 
-  /** A write matched no row: 404 when the post does not exist, 403 when it belongs to someone else. */
-  private async explainMissedWrite(id: number): Promise<never> {
-    const exists = await this.postRepository.existsBy({ id });
-    if (!exists) throw postNotFound(id);
+  private async writeTarget(
+    id: number,
+    principal: Principal,
+    precondition: WritePrecondition,
+  ): Promise<FindOptionsWhere<Post>> {
+    if (precondition.kind === 'none' && this.config.requireIfMatch) {
+      await this.explainMissedWrite(id, principal, 'missing');
+    }
+    const where = isAdmin(principal) ? { id } : { id, ownerId: principal.id };
+    if (precondition.kind !== 'versions') return where;
+    // A list with no usable tag can match no version: the write cannot happen.
+    if (precondition.versions.length === 0) await this.explainMissedWrite(id, principal);
+    return { ...where, version: In(precondition.versions) };
+  }
+
+  /**
+   * Why a write matched no row (or may not be tried): 404 when the post does not exist, 403 when it
+   * belongs to someone else, otherwise its precondition: 428 when If-Match is required and missing,
+   * 412 when it did not match. Hence the precedence 401/403/404 before 412 and 428.
+   */
+  private async explainMissedWrite(
+    id: number,
+    principal: Principal,
+    precondition: 'failed' | 'missing' = 'failed',
+  ): Promise<never> {
+    const post = await this.postRepository.findOne({ where: { id }, select: { id: true, ownerId: true } });
+    if (!post) throw postNotFound(id);
+    if (!isAdmin(principal) && post.ownerId !== principal.id) {
+      throw new ProblemException(
+        ProblemTypes.forbidden,
+        `Post ${id} belongs to another principal; only its owner or an admin may change it.`,
+      );
+    }
+    if (precondition === 'missing') {
+      throw new ProblemException(
+        ProblemTypes.preconditionRequired,
+        "Send If-Match with the post's ETag (or *) to change it; read it with GET first.",
+      );
+    }
     throw new ProblemException(
-      ProblemTypes.forbidden,
-      `Post ${id} belongs to another principal; only its owner or an admin may change it.`,
+      ProblemTypes.preconditionFailed,
+      `Post ${id} has changed since the ETag in If-Match; read it again and reapply your change.`,
     );
   }
 
@@ -137,11 +191,6 @@ export class PostsService {
 // replayed against another one.
 function pageScope(query: PageQuery): string {
   return JSON.stringify(['posts', query.order, query.author ?? null]);
-}
-
-// Admins may change any post; everyone else only their own.
-function ownedBy(id: number, principal: Principal): FindOptionsWhere<Post> {
-  return isAdmin(principal) ? { id } : { id, ownerId: principal.id };
 }
 
 function postNotFound(id: number): ProblemException {

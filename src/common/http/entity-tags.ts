@@ -1,0 +1,42 @@
+import { ProblemException } from '../problem/problem.exception.js';
+import { ProblemTypes } from '../problem/problem-types.js';
+
+export interface EntityTag {
+  weak: boolean;
+  /** The opaque-tag including its double quotes, as RFC 9110 §8.8.3 writes it. */
+  opaque: string;
+}
+
+/** `*`, or the entity-tags of an If-Match / If-None-Match header (RFC 9110 §13.1.1, §13.1.2). */
+export type EntityTagCondition = '*' | EntityTag[];
+
+// entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text
+const ENTITY_TAG = /^(W\/)?("[\x21\x23-\x7e\x80-\xff]*")$/;
+
+/** Parses a conditional header; undefined when absent, 400 when it is not a valid list of entity-tags. */
+export function parseEntityTagCondition(header: string | undefined, name: string): EntityTagCondition | undefined {
+  if (header === undefined) return undefined;
+  const trimmed = header.trim();
+  if (trimmed === '*') return '*';
+  const tags: EntityTag[] = [];
+  for (const member of trimmed.split(',')) {
+    const match = ENTITY_TAG.exec(member.trim());
+    if (!match) {
+      throw new ProblemException(ProblemTypes.badRequest, `${name} must be * or a list of entity-tags such as "3.7".`, {
+        errors: [{ parameter: name, detail: 'not a valid entity-tag list (RFC 9110 §8.8.3)' }],
+      });
+    }
+    tags.push({ weak: match[1] !== undefined, opaque: match[2] });
+  }
+  return tags;
+}
+
+/** RFC 9110 §8.8.3.2 strong comparison, for If-Match: weak tags never match. */
+export function strongMatch(condition: EntityTagCondition, current: string): boolean {
+  return condition === '*' || condition.some((tag) => !tag.weak && tag.opaque === current);
+}
+
+/** Weak comparison, for If-None-Match: only the opaque-tags are compared. */
+export function weakMatch(condition: EntityTagCondition, current: string): boolean {
+  return condition === '*' || condition.some((tag) => tag.opaque === current);
+}
