@@ -16,15 +16,16 @@ export interface RateLimitRecord {
 }
 
 export const DEFAULT_MAX_TRACKED_CLIENTS = 50_000;
-// How many of the oldest windows one insertion may examine for expiry before evicting the oldest.
-const SWEEP_BATCH = 64;
+// When full, room is made for this share of the cap at once: one pass per many insertions keeps the
+// cost per new client constant (single deletions at the front of a large Map get slower and slower).
+const EVICTION_SHARE = 0.1;
 
 /**
  * Fixed-window counters for one process, in bounded memory. The library's default store keeps a
  * timer per key and grows with every distinct client (throttler#2629, #2665); this one has no timers,
- * drops expired windows as it goes, and never holds more than `maxTrackedClients` windows: past that,
- * the oldest window is forgotten (its client starts afresh: under such a flood, REDIS_URL is the
- * answer). Map order is creation order, so the oldest windows are the first to expire.
+ * and never holds more than `maxTrackedClients` windows. When full it drops every expired window and,
+ * if that is not enough, the oldest live ones (their clients start afresh: under such a flood,
+ * REDIS_URL is the answer). Map order is expiry order: a window moves to the end when it is blocked.
  */
 export class MemoryRateLimitStore implements ThrottlerStorage {
   private readonly windows = new Map<string, Window>();
@@ -52,7 +53,12 @@ export class MemoryRateLimitStore implements ThrottlerStorage {
     }
     if (window.blockedUntil <= now) {
       window.hits++;
-      if (window.hits > limit) window.blockedUntil = now + blockDurationMs;
+      if (window.hits > limit) {
+        window.blockedUntil = now + blockDurationMs;
+        // Blocked windows live longer than windows created after them: keep the Map in expiry order.
+        this.windows.delete(key);
+        this.windows.set(key, window);
+      }
     }
     const isBlocked = window.blockedUntil > now;
     return Promise.resolve({
@@ -65,12 +71,14 @@ export class MemoryRateLimitStore implements ThrottlerStorage {
 
   private makeRoom(now: number): void {
     if (this.windows.size < this.maxTrackedClients) return;
-    let examined = 0;
+    const target = Math.floor(this.maxTrackedClients * (1 - EVICTION_SHARE));
     for (const [key, window] of this.windows) {
-      if (examined++ >= SWEEP_BATCH) break;
       if (window.resetAt <= now && window.blockedUntil <= now) this.windows.delete(key);
     }
-    if (this.windows.size >= this.maxTrackedClients) this.windows.delete(this.windows.keys().next().value!);
+    for (const key of this.windows.keys()) {
+      if (this.windows.size <= target) break;
+      this.windows.delete(key);
+    }
   }
 }
 
