@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { DataSource, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKey } from '../src/auth/api-keys/api-key.entity.js';
+import { IdempotencyRecord } from '../src/common/idempotency/idempotency-record.entity.js';
 import { parseDatabaseUrl } from '../src/database/database-url.js';
 import { buildDataSourceOptions } from '../src/database/database.options.js';
 import { CreatePosts1795000000000 } from '../src/database/migrations/1795000000000-create-posts.js';
+import { AddApiKeysAndPostOwners1795000100000 } from '../src/database/migrations/1795000100000-add-api-keys-and-post-owners.js';
 import { Post } from '../src/posts/post.entity.js';
 import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
 import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
@@ -16,15 +18,20 @@ import { useTestApp } from './helpers/use-test-app.js';
 
 const CREATE_POSTS = 'CreatePosts1795000000000';
 const ADD_API_KEYS_AND_POST_OWNERS = 'AddApiKeysAndPostOwners1795000100000';
+const ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS = 'AddPostVersionsAndIdempotencyKeys1795000200000';
 /** Every migration, in the order they apply. */
-const MIGRATIONS = [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS];
+const MIGRATIONS = [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS];
+/** Every table the migrations create, in name order (as tableNames returns them), with the migrations table. */
+const ALL_TABLES = ['api_keys', 'idempotency_keys', 'migrations', 'posts'];
 
-type TableName = 'posts' | 'api_keys';
+type TableName = 'posts' | 'api_keys' | 'idempotency_keys';
 
 interface ColumnShape {
   name: string;
   type: string;
   nullable: boolean;
+  /** The declared default as the database reports it; null when there is none (or it is NULL). */
+  default: string | null;
   autoIncrement: boolean;
 }
 
@@ -44,6 +51,9 @@ interface ExpectedTable {
   /** Column names and types as each database reports them (integer display widths such as bigint(20) dropped). */
   columns: Record<typeof dialect, Array<[string, string]>>;
   nullable: string[];
+  /** The only columns with a default, and that default. */
+  defaults: Record<string, string>;
+  /** Secondary indexes, in name order. */
   indexes: IndexShape[];
 }
 
@@ -59,6 +69,7 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
         ['created_at', 'datetime'],
         ['updated_at', 'datetime'],
         ['owner_id', 'varchar(300)'],
+        ['version', 'integer'],
       ],
       mysql: [
         ['id', 'bigint unsigned'],
@@ -68,10 +79,13 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
         ['created_at', 'datetime(3)'],
         ['updated_at', 'datetime(3)'],
         ['owner_id', 'varchar(300)'],
+        ['version', 'int unsigned'],
       ],
     },
     // NULL for posts that predate ownership.
     nullable: ['owner_id'],
+    // Every post, including those that predate versions, starts at version 1.
+    defaults: { version: '1' },
     indexes: [{ name: 'idx_posts_author_id', columns: ['author', 'id'], unique: false }],
   },
   api_keys: {
@@ -100,14 +114,50 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
       ],
     },
     nullable: ['expires_at', 'last_used_at', 'revoked_at'],
+    defaults: {},
     indexes: [{ name: 'uq_api_keys_token_digest', columns: ['token_digest'], unique: true }],
+  },
+  idempotency_keys: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['principal_id', 'varchar(300)'],
+        ['idempotency_key', 'varchar(255)'],
+        ['request_digest', 'char(64)'],
+        ['response_status', 'integer'],
+        ['response_body', 'text'],
+        ['response_headers', 'text'],
+        ['locked_at', 'datetime'],
+        ['expires_at', 'datetime'],
+      ],
+      mysql: [
+        ['id', 'bigint unsigned'],
+        ['principal_id', 'varchar(300)'],
+        ['idempotency_key', 'varchar(255)'],
+        ['request_digest', 'char(64)'],
+        ['response_status', 'smallint unsigned'],
+        ['response_body', 'mediumtext'],
+        ['response_headers', 'text'],
+        ['locked_at', 'datetime(3)'],
+        ['expires_at', 'datetime(3)'],
+      ],
+    },
+    // NULL while the first request with the key is still running.
+    nullable: ['response_status', 'response_body', 'response_headers'],
+    defaults: {},
+    indexes: [
+      { name: 'idx_idempotency_keys_expires_at', columns: ['expires_at'], unique: false },
+      { name: 'uq_idempotency_keys_principal_key', columns: ['principal_id', 'idempotency_key'], unique: true },
+    ],
   },
 };
 
+/** The columns of posts once every migration has run. */
+const ALL_POST_COLUMNS = EXPECTED_TABLES.posts.columns[dialect].map(([name]) => name);
+/** The columns of posts as the first two migrations leave them, before version is added. */
+const SECOND_MIGRATION_POST_COLUMNS = ALL_POST_COLUMNS.filter((name) => name !== 'version');
 /** The columns of posts as the first migration alone creates them. */
-const FIRST_MIGRATION_POST_COLUMNS = EXPECTED_TABLES.posts.columns[dialect]
-  .map(([name]) => name)
-  .filter((name) => name !== 'owner_id');
+const FIRST_MIGRATION_POST_COLUMNS = SECOND_MIGRATION_POST_COLUMNS.filter((name) => name !== 'owner_id');
 
 interface OpenOptions {
   /** Replaces the service's list, to stand for a database deployed by an older release. */
@@ -121,7 +171,7 @@ async function openDataSource(url: string, { migrations, logging }: OpenOptions 
   const dataSource = new DataSource({
     ...options,
     migrations: migrations ?? options.migrations,
-    entities: [Post, ApiKey],
+    entities: [Post, ApiKey, IdempotencyRecord],
     // Only the logger differs: the service's logs every migration step, which would drown the test report.
     logger: 'simple-console',
     logging: logging ?? ['error', 'warn'],
@@ -159,6 +209,11 @@ async function insertPostRows(dataSource: DataSource, titles: string[]): Promise
   }
 }
 
+/** Gives the posts with these titles an owner (the column exists from the second migration on). */
+async function setPostOwner(dataSource: DataSource, ownerId: string, titles: string[]): Promise<void> {
+  for (const title of titles) await dataSource.query('UPDATE posts SET owner_id = ? WHERE title = ?', [ownerId, title]);
+}
+
 async function selectPostRows(dataSource: DataSource, columns: string[]): Promise<Array<Record<string, unknown>>> {
   return dataSource.query(`SELECT ${columns.join(', ')} FROM posts ORDER BY id`);
 }
@@ -172,9 +227,9 @@ async function describeSqliteTable(dataSource: DataSource, table: TableName): Pr
     "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
     [table],
   );
-  const columns = await dataSource.query<Array<{ name: string; type: string; notnull: number; pk: number }>>(
-    `PRAGMA table_info("${table}")`,
-  );
+  const columns = await dataSource.query<
+    Array<{ name: string; type: string; notnull: number; dflt_value: string | null; pk: number }>
+  >(`PRAGMA table_info("${table}")`);
   const indexList = await dataSource.query<Array<{ name: string; unique: number }>>(`PRAGMA index_list("${table}")`);
   const indexes: IndexShape[] = [];
   for (const index of indexList) {
@@ -190,6 +245,7 @@ async function describeSqliteTable(dataSource: DataSource, table: TableName): Pr
       name: column.name,
       type: column.type.toLowerCase(),
       nullable: column.notnull === 0,
+      default: column.dflt_value,
       // Only an INTEGER PRIMARY KEY declared AUTOINCREMENT never hands out the id of a deleted row again.
       autoIncrement: new RegExp(`"${column.name}"\\s+INTEGER\\s+PRIMARY\\s+KEY\\s+AUTOINCREMENT\\b`, 'i').test(ddl),
     })),
@@ -203,9 +259,15 @@ async function describeSqliteTable(dataSource: DataSource, table: TableName): Pr
 
 async function describeMysqlTable(dataSource: DataSource, table: TableName): Promise<TableShape> {
   const columns = await dataSource.query<
-    Array<{ COLUMN_NAME: string; COLUMN_TYPE: string; IS_NULLABLE: string; EXTRA: string }>
+    Array<{
+      COLUMN_NAME: string;
+      COLUMN_TYPE: string;
+      IS_NULLABLE: string;
+      COLUMN_DEFAULT: string | null;
+      EXTRA: string;
+    }>
   >(
-    `SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, EXTRA FROM information_schema.COLUMNS
+    `SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA FROM information_schema.COLUMNS
      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
     [table],
   );
@@ -225,10 +287,15 @@ async function describeMysqlTable(dataSource: DataSource, table: TableName): Pro
       name: column.COLUMN_NAME,
       type: column.COLUMN_TYPE.toLowerCase().replace(/^(tinyint|smallint|mediumint|int|bigint)\(\d+\)/, '$1'),
       nullable: column.IS_NULLABLE === 'YES',
+      // MariaDB reports the implicit DEFAULT NULL of a nullable column as the word NULL (a string default is quoted).
+      default: column.COLUMN_DEFAULT === 'NULL' ? null : column.COLUMN_DEFAULT,
       autoIncrement: column.EXTRA.toLowerCase().includes('auto_increment'),
     })),
     primaryKey: indexes.get('PRIMARY')?.columns ?? [],
-    indexes: [...indexes.values()].filter((index) => index.name !== 'PRIMARY'),
+    // Sorted here: information_schema's collation may place '_' after letters.
+    indexes: [...indexes.values()]
+      .filter((index) => index.name !== 'PRIMARY')
+      .sort((left, right) => left.name.localeCompare(right.name)),
   };
 }
 
@@ -250,65 +317,85 @@ describe('database schema', () => {
       await database?.drop();
     });
 
-    it('applies both migrations in order, which create posts and api_keys, and records them', async () => {
+    it('applies all three migrations in order, which create posts, api_keys and idempotency_keys, and records them', async () => {
       expect(await tableNames(dataSource)).toEqual([]);
 
       const applied = await dataSource.runMigrations();
 
       expect(applied.map((migration) => migration.name)).toEqual(MIGRATIONS);
-      expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
-      expect(await columnNames(dataSource, 'posts')).toContain('owner_id');
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      expect(await columnNames(dataSource, 'posts')).toEqual(ALL_POST_COLUMNS);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await dataSource.showMigrations()).toBe(false);
     });
 
-    it('reverts only the last migration: owner_id and api_keys are gone, posts and its rows remain', async () => {
+    it('reverts only the last migration: version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
-      const before = await selectPostRows(dataSource, FIRST_MIGRATION_POST_COLUMNS);
+      await setPostOwner(dataSource, 'api-key:1', ['Kept one']);
+      await dataSource.getRepository(ApiKey).insert({
+        name: 'kept',
+        tokenDigest: 'c'.repeat(64),
+        tokenHint: 'abcd',
+        scopes: 'posts:read',
+        createdAt: new Date(),
+      });
+      const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
       await dataSource.undoLastMigration();
 
-      expect(await tableNames(dataSource)).toEqual(['migrations', 'posts']);
-      expect(await columnNames(dataSource, 'posts')).toEqual(FIRST_MIGRATION_POST_COLUMNS);
-      expect(await selectPostRows(dataSource, FIRST_MIGRATION_POST_COLUMNS)).toEqual(before);
+      expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
+      expect(await columnNames(dataSource, 'posts')).toEqual(SECOND_MIGRATION_POST_COLUMNS);
+      expect(await columnNames(dataSource, 'api_keys')).toEqual(
+        EXPECTED_TABLES.api_keys.columns[dialect].map(([name]) => name),
+      );
+      expect(await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS)).toEqual(before);
       expect(before).toHaveLength(2);
-      expect(await appliedMigrations(dataSource)).toEqual([CREATE_POSTS]);
+      expect(before.map((row) => row.owner_id)).toEqual(['api-key:1', null]);
+      expect(await dataSource.getRepository(ApiKey).findBy({ name: 'kept' })).toHaveLength(1);
+      expect(await appliedMigrations(dataSource)).toEqual([CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS]);
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('reverts both migrations when undone twice: only the empty migrations table is left', async () => {
+    it('reverts the migrations newest first when undone three times: only the empty migrations table is left', async () => {
       await dataSource.runMigrations();
 
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
+      const remaining: string[][] = [];
+      for (let undone = 1; undone <= MIGRATIONS.length; undone += 1) {
+        await dataSource.undoLastMigration();
+        remaining.push(await appliedMigrations(dataSource));
+      }
 
+      expect(remaining).toEqual([[CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS], [CREATE_POSTS], []]);
       expect(await tableNames(dataSource)).toEqual(['migrations']);
-      expect(await appliedMigrations(dataSource)).toEqual([]);
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('applies the last migration again after it was reverted', async () => {
+    it('applies the last migration again after it was reverted, and gives the posts kept meanwhile version 1', async () => {
       await dataSource.runMigrations();
+      await insertPostRows(dataSource, ['Kept one', 'Kept two']);
       await dataSource.undoLastMigration();
+      const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_API_KEYS_AND_POST_OWNERS]);
-      expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
-      expect(await columnNames(dataSource, 'posts')).toContain('owner_id');
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS]);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      expect(await columnNames(dataSource, 'posts')).toEqual(ALL_POST_COLUMNS);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
+      expect(before).toHaveLength(2);
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before.map((row) => ({ ...row, version: 1 })));
     });
 
-    it('applies both migrations again after both were reverted', async () => {
+    it('applies all three migrations again after all were reverted', async () => {
       await dataSource.runMigrations();
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
+      for (let undone = 1; undone <= MIGRATIONS.length; undone += 1) await dataSource.undoLastMigration();
 
       const applied = await dataSource.runMigrations();
 
       expect(applied.map((migration) => migration.name)).toEqual(MIGRATIONS);
-      expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      expect(await columnNames(dataSource, 'posts')).toEqual(ALL_POST_COLUMNS);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
     });
 
@@ -320,6 +407,7 @@ describe('database schema', () => {
         content: 'Still here',
         author: 'Ada',
         ownerId: 'api-key:1',
+        version: 4,
         createdAt: now,
         updatedAt: now,
       });
@@ -330,13 +418,28 @@ describe('database schema', () => {
         scopes: 'posts:read',
         createdAt: now,
       });
+      await dataSource.getRepository(IdempotencyRecord).insert({
+        principalId: 'api-key:1',
+        idempotencyKey: 'kept',
+        requestDigest: 'd'.repeat(64),
+        responseStatus: 201,
+        responseBody: '{"id":1}',
+        responseHeaders: '{}',
+        lockedAt: now,
+        expiresAt: new Date(now.getTime() + 86_400_000),
+      });
 
       const applied = await dataSource.runMigrations();
 
       expect(applied).toEqual([]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
-      expect(await dataSource.getRepository(Post).findBy({ title: 'Kept' })).toMatchObject([{ ownerId: 'api-key:1' }]);
+      expect(await dataSource.getRepository(Post).findBy({ title: 'Kept' })).toMatchObject([
+        { ownerId: 'api-key:1', version: 4 },
+      ]);
       expect(await dataSource.getRepository(ApiKey).findBy({ name: 'kept' })).toHaveLength(1);
+      expect(await dataSource.getRepository(IdempotencyRecord).findBy({ idempotencyKey: 'kept' })).toMatchObject([
+        { principalId: 'api-key:1', responseStatus: 201, responseBody: '{"id":1}' },
+      ]);
     });
   });
 
@@ -363,7 +466,7 @@ describe('database schema', () => {
       rmSync(directory, { recursive: true, force: true });
     });
 
-    it('applies only the new migration and keeps every post, with a NULL owner_id', async () => {
+    it('applies the two newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
       const olderRelease = await openDataSource(database.url, { migrations: [CreatePosts1795000000000] });
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
@@ -373,22 +476,50 @@ describe('database schema', () => {
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_API_KEYS_AND_POST_OWNERS]);
+      expect(applied.map((migration) => migration.name)).toEqual([
+        ADD_API_KEYS_AND_POST_OWNERS,
+        ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
+      ]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
-      expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(before).toHaveLength(3);
-      expect(await selectPostRows(dataSource, [...FIRST_MIGRATION_POST_COLUMNS, 'owner_id'])).toEqual(
-        before.map((row) => ({ ...row, owner_id: null })),
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(
+        before.map((row) => ({ ...row, owner_id: null, version: 1 })),
       );
       const posts = await dataSource.getRepository(Post).find({ order: { id: 'ASC' } });
-      expect(posts.map((post) => [post.title, post.ownerId])).toEqual([
-        ['First', null],
-        ['Second', null],
-        ['Third', null],
+      expect(posts.map((post) => [post.title, post.ownerId, post.version])).toEqual([
+        ['First', null, 1],
+        ['Second', null, 1],
+        ['Third', null, 1],
+      ]);
+    });
+
+    it('applies only the newest migration to posts of the second release: owners kept, every post at version 1', async () => {
+      const olderRelease = await openDataSource(database.url, {
+        migrations: [CreatePosts1795000000000, AddApiKeysAndPostOwners1795000100000],
+      });
+      await olderRelease.runMigrations();
+      await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
+      await setPostOwner(olderRelease, 'api-key:7', ['First', 'Third']);
+      const before = await selectPostRows(olderRelease, SECOND_MIGRATION_POST_COLUMNS);
+      await olderRelease.destroy();
+      dataSource = await openDataSource(database.url);
+
+      const applied = await dataSource.runMigrations();
+
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS]);
+      expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      expect(before).toHaveLength(3);
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before.map((row) => ({ ...row, version: 1 })));
+      const posts = await dataSource.getRepository(Post).find({ order: { id: 'ASC' } });
+      expect(posts.map((post) => [post.title, post.ownerId, post.version])).toEqual([
+        ['First', 'api-key:7', 1],
+        ['Second', null, 1],
+        ['Third', 'api-key:7', 1],
       ]);
     });
   });
-
   for (const [table, expected] of Object.entries(EXPECTED_TABLES) as Array<[TableName, ExpectedTable]>) {
     describe(`the migrated ${table} table`, () => {
       let database: TestDatabase;
@@ -417,12 +548,26 @@ describe('database schema', () => {
         );
       });
 
+      const defaults = Object.entries(expected.defaults);
+      const defaultsTitle =
+        defaults.length === 0
+          ? 'gives no column a default'
+          : `gives ${defaults.map(([name, value]) => `${name} the default ${value}`).join(', ')} and no other column a default`;
+      it(defaultsTitle, () => {
+        expect(
+          Object.fromEntries(
+            shape.columns.filter((column) => column.default !== null).map((column) => [column.name, column.default]),
+          ),
+        ).toEqual(expected.defaults);
+      });
+
       it('makes id the auto-incrementing primary key, and no other column auto-increments', () => {
         expect(shape.primaryKey).toEqual(['id']);
         expect(shape.columns.filter((column) => column.autoIncrement).map((column) => column.name)).toEqual(['id']);
       });
 
-      it(`has ${expected.indexes.map((index) => index.name).join(', ')} as its only secondary index`, () => {
+      const indexNames = expected.indexes.map((index) => index.name).join(' and ');
+      it(`has ${indexNames} as its only secondary index${expected.indexes.length > 1 ? 'es' : ''}`, () => {
         expect(shape.indexes).toEqual(expected.indexes);
       });
     });
@@ -453,6 +598,64 @@ describe('database schema', () => {
 
       await expect(duplicate).rejects.toMatchObject({ driverError: { code: DUPLICATE_KEY_CODE } });
       expect(await repository.countBy({ tokenDigest: 'b'.repeat(64) })).toBe(1);
+    });
+  });
+
+  describe('the idempotency_keys table', () => {
+    let database: TestDatabase;
+    let dataSource: DataSource;
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      // Not 'error': the duplicate key these tests provoke on purpose would be logged as a failed query.
+      dataSource = await openDataSource(database.url, { logging: ['warn'] });
+      await dataSource.runMigrations();
+    });
+
+    afterAll(async () => {
+      if (dataSource?.isInitialized) await dataSource.destroy();
+      await database?.drop();
+    });
+
+    const record = (principalId: string, idempotencyKey: string) => {
+      const now = new Date();
+      return {
+        principalId,
+        idempotencyKey,
+        requestDigest: 'e'.repeat(64),
+        lockedAt: now,
+        expiresAt: new Date(now.getTime() + 86_400_000),
+      };
+    };
+
+    it('refuses a second record with the same principal and key', async () => {
+      const repository = dataSource.getRepository(IdempotencyRecord);
+      await repository.insert(record('api-key:1', 'same-key'));
+
+      const duplicate = repository.insert(record('api-key:1', 'same-key'));
+
+      await expect(duplicate).rejects.toMatchObject({ driverError: { code: DUPLICATE_KEY_CODE } });
+      expect(await repository.countBy({ principalId: 'api-key:1', idempotencyKey: 'same-key' })).toBe(1);
+    });
+
+    it('accepts the same key from another principal, and another key from the same principal', async () => {
+      const repository = dataSource.getRepository(IdempotencyRecord);
+      await repository.insert(record('api-key:2', 'shared-key'));
+
+      await repository.insert(record('oauth:someone', 'shared-key'));
+      await repository.insert(record('api-key:2', 'other-key'));
+
+      expect(await repository.countBy({ idempotencyKey: 'shared-key' })).toBe(2);
+      expect(await repository.countBy({ principalId: 'api-key:2' })).toBe(2);
+    });
+
+    it('leaves the response columns NULL while the first request is still running', async () => {
+      const repository = dataSource.getRepository(IdempotencyRecord);
+      await repository.insert(record('api-key:3', 'in-flight'));
+
+      const [stored] = await repository.findBy({ principalId: 'api-key:3', idempotencyKey: 'in-flight' });
+
+      expect(stored).toMatchObject({ responseStatus: null, responseBody: null, responseHeaders: null });
     });
   });
 

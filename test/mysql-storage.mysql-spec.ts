@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { IdempotencyRecord } from '../src/common/idempotency/idempotency-record.entity.js';
 import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
 import { Post } from '../src/posts/post.entity.js';
 import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
@@ -7,11 +8,15 @@ import { useTestApp } from './helpers/use-test-app.js';
 
 // MySQL/MariaDB only: this file runs in the e2e-mysql project alone (vitest.config.ts).
 
-/** The columns that hold text, per table, in name order. */
+/** The columns that hold text, per table, tables and columns in name order. */
 const TEXT_COLUMNS: Record<string, string[]> = {
   api_keys: ['name', 'scopes', 'token_digest', 'token_hint'],
+  idempotency_keys: ['idempotency_key', 'principal_id', 'request_digest', 'response_body', 'response_headers'],
   posts: ['author', 'content', 'owner_id', 'title'],
 };
+const TABLES = Object.keys(TEXT_COLUMNS);
+/** `(?, ?, ?)`, one placeholder per table, for `TABLE_NAME IN ...`. */
+const TABLE_PLACEHOLDERS = `(${TABLES.map(() => '?').join(', ')})`;
 
 describe('MySQL/MariaDB storage', () => {
   const context = useTestApp();
@@ -22,7 +27,7 @@ describe('MySQL/MariaDB storage', () => {
     return version.includes('MariaDB') ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
   };
 
-  describe('the posts and api_keys tables', () => {
+  describe('the posts, api_keys and idempotency_keys tables', () => {
     it('are InnoDB tables in utf8mb4 with the binary NO PAD collation of this server', async () => {
       const collation = await expectedCollation();
 
@@ -31,11 +36,12 @@ describe('MySQL/MariaDB storage', () => {
       >(
         `SELECT t.TABLE_NAME, t.ENGINE, t.TABLE_COLLATION, c.CHARACTER_SET_NAME
          FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION
-         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME IN ('api_keys', 'posts')`,
+         WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME IN ${TABLE_PLACEHOLDERS}`,
+        TABLES,
       );
 
       expect(rows.sort((left, right) => left.TABLE_NAME.localeCompare(right.TABLE_NAME))).toEqual(
-        Object.keys(TEXT_COLUMNS).map((table) => ({
+        TABLES.map((table) => ({
           TABLE_NAME: table,
           ENGINE: 'InnoDB',
           TABLE_COLLATION: collation,
@@ -44,14 +50,15 @@ describe('MySQL/MariaDB storage', () => {
       );
     });
 
-    it('give every text column of both tables utf8mb4 and that collation', async () => {
+    it('give every text column of the three tables utf8mb4 and that collation', async () => {
       const collation = await expectedCollation();
 
       const rows = await context.app.dataSource.query<
         Array<{ TABLE_NAME: string; COLUMN_NAME: string; CHARACTER_SET_NAME: string; COLLATION_NAME: string }>
       >(
         `SELECT TABLE_NAME, COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
-         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('api_keys', 'posts') AND CHARACTER_SET_NAME IS NOT NULL`,
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ${TABLE_PLACEHOLDERS} AND CHARACTER_SET_NAME IS NOT NULL`,
+        TABLES,
       );
 
       // Sorted here: information_schema's collation may place '_' after letters.
@@ -83,6 +90,32 @@ describe('MySQL/MariaDB storage', () => {
       );
 
       expect(matches).toEqual([{ author: 'Ada' }]);
+    });
+
+    it('tells idempotency keys and principals apart byte for byte in the unique index', async () => {
+      const repository = context.app.dataSource.getRepository(IdempotencyRecord);
+      const now = new Date();
+      const record = (principalId: string, idempotencyKey: string) => ({
+        principalId,
+        idempotencyKey,
+        requestDigest: 'f'.repeat(64),
+        lockedAt: now,
+        expiresAt: new Date(now.getTime() + 86_400_000),
+      });
+      const keys = ['Key', 'Key ', 'key', 'Kéy', 'KEY'];
+      const principals = ['oauth:Ada', 'oauth:Ada ', 'oauth:ada'];
+
+      // A case-insensitive or PAD SPACE collation would refuse all but one of each as a duplicate.
+      await repository.insert(keys.map((key) => record('oauth:Ada', key)));
+      await repository.insert(principals.slice(1).map((principal) => record(principal, 'Key')));
+
+      const matches = await context.app.dataSource.query<Array<{ principal_id: string; idempotency_key: string }>>(
+        'SELECT principal_id, idempotency_key FROM idempotency_keys WHERE principal_id = ? AND idempotency_key = ?',
+        ['oauth:Ada', 'Key'],
+      );
+
+      expect(matches).toEqual([{ principal_id: 'oauth:Ada', idempotency_key: 'Key' }]);
+      expect(await repository.countBy({ idempotencyKey: 'Key' })).toBe(principals.length);
     });
   });
 
