@@ -47,7 +47,10 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
 
   /** The header's key, unquoted if sent as a structured-field string; 400 when it is not a usable key. */
   static parseKey(header: string): string {
-    const key = /^"(.*)"$/.exec(header.trim())?.[1] ?? header.trim();
+    const trimmed = header.trim();
+    // RFC 8941 §3.3.3 string: only \" and \\ are escapes; anything else inside quotes is malformed.
+    const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(trimmed);
+    const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : trimmed.startsWith('"') ? '' : trimmed;
     if (!KEY_PATTERN.test(key)) {
       throw new ProblemException(ProblemTypes.validationFailed, 'Invalid Idempotency-Key header.', {
         errors: [
