@@ -3,6 +3,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import express from 'express';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import type { AppConfig } from './config/environment.js';
+import { serveOpenApi } from './openapi/openapi.js';
 
 // Bodies are read by JsonBodyInterceptor after the guards, never by a global parser.
 export const APP_OPTIONS: NestApplicationOptions = { bodyParser: false, abortOnError: false };
@@ -30,5 +31,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.set('query parser', 'simple');
   // Express's automatic weak ETag would answer conditional requests behind the service's back.
   app.set('etag', false);
+  serveOpenApi(app);
   app.enableShutdownHooks();
 }

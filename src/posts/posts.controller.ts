@@ -13,6 +13,18 @@ import {
   Query,
   Res,
 } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiNotModifiedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { EntityManager } from 'typeorm';
 import { CurrentPrincipal, RequireScope } from '../auth/auth.decorators.js';
@@ -24,10 +36,15 @@ import { PublicUrls } from '../common/http/public-urls.js';
 import { ListPostsQueryDto, toPageQuery } from './dto/list-posts-query.dto.js';
 import { PatchPostDto } from './dto/patch-post.dto.js';
 import { PostInputDto } from './dto/post-input.dto.js';
+import { ApiIdParam, ApiProblems, ETAG_HEADER, RATE_LIMIT_HEADERS } from '../openapi/api-responses.js';
+import { BEARER_SCHEME } from '../openapi/openapi.js';
 import { postETag, writePrecondition, type WritePrecondition } from './post-etag.js';
-import { toPostResource, type PostResource } from './post.resource.js';
+import { PostResource, toPostResource } from './post.resource.js';
 import { PostsService } from './posts.service.js';
 
+@ApiTags('posts')
+@ApiBearerAuth(BEARER_SCHEME)
+@ApiProblems(401, 429, 500, 503)
 @Controller('posts')
 export class PostsController {
   constructor(
@@ -38,6 +55,16 @@ export class PostsController {
 
   @Get()
   @RequireScope(Scope.postsRead)
+  @ApiOperation({ summary: 'List posts, newest first, with keyset pagination (scope posts:read)' })
+  @ApiOkResponse({
+    type: [PostResource],
+    headers: {
+      ...RATE_LIMIT_HEADERS,
+      Link: { schema: { type: 'string' }, description: 'RFC 8288 rel="next" link when there are more posts' },
+      'X-Total-Count': { schema: { type: 'integer' }, description: 'With count=true: matching posts in all pages' },
+    },
+  })
+  @ApiProblems(400, 403)
   async list(
     @Query() query: ListPostsQueryDto,
     @Res({ passthrough: true }) response: Response,
@@ -59,7 +86,13 @@ export class PostsController {
   }
 
   @Get(':id')
+  @ApiIdParam()
   @RequireScope(Scope.postsRead)
+  @ApiOperation({ summary: 'Read one post (scope posts:read)' })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'ETag(s) or *: 304 when the post is unchanged' })
+  @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
+  @ApiNotModifiedResponse({ description: 'The post still has the given ETag', headers: ETAG_HEADER })
+  @ApiProblems(400, 403, 404)
   async findOne(
     @Param('id', ParseIdPipe) id: number,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
@@ -78,6 +111,24 @@ export class PostsController {
 
   @Post()
   @RequireScope(Scope.postsWrite)
+  @ApiOperation({ summary: 'Create a post (scope posts:write); the caller becomes its owner' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'Up to 255 printable ASCII characters; a retry with the same key and body replays the first response (24 h)',
+  })
+  @ApiBody({ type: PostInputDto })
+  @ApiCreatedResponse({
+    type: PostResource,
+    headers: {
+      ...ETAG_HEADER,
+      ...RATE_LIMIT_HEADERS,
+      Location: { schema: { type: 'string' }, description: 'URL of the new post' },
+      'Idempotent-Replayed': { schema: { type: 'string', enum: ['true'] }, description: 'This is a replayed response' },
+    },
+  })
+  @ApiProblems(400, 403, 409, 413, 415, 422)
   async create(
     @Body() input: PostInputDto,
     @CurrentPrincipal() principal: Principal,
@@ -108,7 +159,12 @@ export class PostsController {
   }
 
   @Put(':id')
+  @ApiIdParam()
   @RequireScope(Scope.postsWrite)
+  @ApiOperation({ summary: 'Replace a post: title, content and author (owner or admin)' })
+  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' })
+  @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
+  @ApiProblems(400, 403, 404, 412, 413, 415, 428)
   async replace(
     @Param('id', ParseIdPipe) id: number,
     @Body() input: PostInputDto,
@@ -122,7 +178,13 @@ export class PostsController {
   }
 
   @Patch(':id')
+  @ApiIdParam()
   @RequireScope(Scope.postsWrite)
+  @ApiOperation({ summary: 'Change some fields of a post with a JSON merge patch (owner or admin)' })
+  @ApiConsumes('application/json', 'application/merge-patch+json')
+  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' })
+  @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
+  @ApiProblems(400, 403, 404, 412, 413, 415, 428)
   async patch(
     @Param('id', ParseIdPipe) id: number,
     @Body() patch: PatchPostDto,
@@ -136,7 +198,12 @@ export class PostsController {
   }
 
   @Delete(':id')
+  @ApiIdParam()
   @RequireScope(Scope.postsWrite)
+  @ApiOperation({ summary: 'Delete a post (owner or admin); a second DELETE is 404' })
+  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' })
+  @ApiNoContentResponse({ description: 'Deleted', headers: RATE_LIMIT_HEADERS })
+  @ApiProblems(400, 403, 404, 412, 428)
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(
     @Param('id', ParseIdPipe) id: number,

@@ -1,15 +1,36 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { ApiKey } from './api-key.entity.js';
 
 /** An API key as listed: never the token or its digest, only a hint to tell keys apart. */
-export interface ApiKeyResource {
+export class ApiKeyResource {
+  @ApiProperty({ example: 3 })
   id: number;
+
+  @ApiProperty({ example: 'ci pipeline' })
   name: string;
+
+  @ApiProperty({ type: [String], example: ['posts:read'] })
   scopes: string[];
+
+  @ApiProperty({ description: 'The first characters of the token', example: 'psk_3q7Z' })
   tokenHint: string;
+
+  @ApiProperty({ format: 'date-time' })
   createdAt: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   expiresAt: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   lastUsedAt: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   revokedAt: string | null;
+}
+
+export class CreatedApiKeyResource extends ApiKeyResource {
+  @ApiProperty({ description: 'The key itself: shown in this response only', example: 'psk_…' })
+  token: string;
 }
 
 export function toApiKeyResource(apiKey: ApiKey): ApiKeyResource {

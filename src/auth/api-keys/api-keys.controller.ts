@@ -1,4 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ParseIdPipe } from '../../common/http/parse-id.pipe.js';
 import { PublicUrls } from '../../common/http/public-urls.js';
@@ -6,11 +14,16 @@ import { ProblemException } from '../../common/problem/problem.exception.js';
 import { ProblemTypes } from '../../common/problem/problem-types.js';
 import { RequireScope } from '../auth.decorators.js';
 import { Scope, type ScopeName } from '../principal.js';
-import { toApiKeyResource, type ApiKeyResource } from './api-key.resource.js';
+import { ApiIdParam, ApiProblems, RATE_LIMIT_HEADERS } from '../../openapi/api-responses.js';
+import { BEARER_SCHEME } from '../../openapi/openapi.js';
+import { ApiKeyResource, CreatedApiKeyResource, toApiKeyResource } from './api-key.resource.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
 
 /** Key management, for admins only. The token is in the response to POST and nowhere else, ever. */
+@ApiTags('api-keys')
+@ApiBearerAuth(BEARER_SCHEME)
+@ApiProblems(401, 403, 429, 500, 503)
 @Controller('api-keys')
 @RequireScope(Scope.admin)
 export class ApiKeysController {
@@ -20,11 +33,17 @@ export class ApiKeysController {
   ) {}
 
   @Get()
+  @ApiOperation({ summary: 'List API keys, never their tokens (admin)' })
+  @ApiOkResponse({ type: [ApiKeyResource], headers: RATE_LIMIT_HEADERS })
   async list(): Promise<ApiKeyResource[]> {
     return (await this.apiKeysService.list()).map(toApiKeyResource);
   }
 
   @Get(':id')
+  @ApiIdParam()
+  @ApiOperation({ summary: 'Read one API key (admin)' })
+  @ApiOkResponse({ type: ApiKeyResource, headers: RATE_LIMIT_HEADERS })
+  @ApiProblems(400, 404)
   async findOne(@Param('id', ParseIdPipe) id: number): Promise<ApiKeyResource> {
     const apiKey = await this.apiKeysService.findById(id);
     if (!apiKey) throw apiKeyNotFound(id);
@@ -32,10 +51,16 @@ export class ApiKeysController {
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create an API key; its token is in this response only (admin)' })
+  @ApiCreatedResponse({
+    type: CreatedApiKeyResource,
+    headers: { ...RATE_LIMIT_HEADERS, Location: { schema: { type: 'string' } } },
+  })
+  @ApiProblems(400, 413, 415)
   async create(
     @Body() input: CreateApiKeyDto,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<ApiKeyResource & { token: string }> {
+  ): Promise<CreatedApiKeyResource> {
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
     if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
       throw new ProblemException(ProblemTypes.validationFailed, 'Invalid: /expiresAt.', {
@@ -53,6 +78,10 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @ApiIdParam()
+  @ApiOperation({ summary: 'Revoke an API key; every instance refuses it within 5 seconds (admin)' })
+  @ApiNoContentResponse({ description: 'Revoked', headers: RATE_LIMIT_HEADERS })
+  @ApiProblems(400, 404)
   @HttpCode(HttpStatus.NO_CONTENT)
   async revoke(@Param('id', ParseIdPipe) id: number): Promise<void> {
     if (!(await this.apiKeysService.revoke(id))) throw apiKeyNotFound(id);

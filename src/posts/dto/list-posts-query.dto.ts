@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { IsText } from '../../common/validation/text-rules.js';
 import { AUTHOR_RULE } from './post-input.dto.js';
@@ -9,25 +10,35 @@ const once = (name: string): { message: string } => ({ message: `${name} must be
 
 /** Query of GET /posts. Values stay strings here; PostsService.findPage gets them parsed by toPageQuery(). */
 export class ListPostsQueryDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    default: 20,
+    description: 'At most 100; larger values are coerced to 100',
+  })
   @IsOptional()
   @IsString(once('limit'))
   @Matches(/^\d+$/, { message: 'limit must be a positive integer' })
   @Matches(/[1-9]/, { message: 'limit must be at least 1' })
   limit?: string;
 
+  @ApiPropertyOptional({ description: 'Opaque; take it from the Link: rel="next" header' })
   @IsOptional()
   @IsString(once('cursor'))
   @MaxLength(256, { message: 'cursor is not a cursor issued by this service' })
   cursor?: string;
 
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'Exact match' })
   @IsOptional()
   @IsText(AUTHOR_RULE)
   author?: string;
 
+  @ApiPropertyOptional({ enum: ['asc', 'desc'], default: 'desc', description: 'By id' })
   @IsOptional()
   @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
   order?: string;
 
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false', description: 'true adds X-Total-Count' })
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'count must be true or false' })
   count?: string;

@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
 import { IsText } from '../../common/validation/text-rules.js';
 import { AUTHOR_RULE, CONTENT_RULE, TITLE_RULE } from './post-input.dto.js';
@@ -9,14 +10,17 @@ const present = (_: object, value: unknown): boolean => value !== undefined;
 
 /** Body of PATCH /posts/:id: a merge patch with at least one of the fields. */
 export class PatchPostDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'null is refused: every field is required' })
   @ValidateIf(present)
   @IsText(TITLE_RULE)
   title?: string;
 
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100_000 })
   @ValidateIf(present)
   @IsText(CONTENT_RULE)
   content?: string;
 
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100 })
   @ValidateIf(present)
   @IsText(AUTHOR_RULE)
   author?: string;

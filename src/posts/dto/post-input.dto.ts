@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { IsText, type TextRule } from '../../common/validation/text-rules.js';
 
 // Field rules of the posts API (docs/api.md): lengths in Unicode characters.
@@ -7,12 +8,25 @@ export const AUTHOR_RULE: TextRule = { minLength: 1, maxLength: 100, requireVisi
 
 /** Body of POST /posts and PUT /posts/:id: all three fields, nothing else. */
 export class PostInputDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Unicode characters; not only white space; no control characters',
+    example: 'Hello',
+  })
   @IsText(TITLE_RULE)
   title: string;
 
+  @ApiProperty({ minLength: 1, maxLength: 100_000, description: 'Unicode characters; no NUL', example: 'Body text' })
   @IsText(CONTENT_RULE)
   content: string;
 
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 100,
+    description: 'Unicode characters; not only white space; no control characters',
+    example: 'Ada',
+  })
   @IsText(AUTHOR_RULE)
   author: string;
 }
