@@ -69,6 +69,22 @@ class EnvironmentVariables {
   OAUTH_ACCEPT_JWT_TYP?: string;
 
   @IsOptional()
+  @Matches(/^[A-Za-z0-9\-._~+/]{16,512}=*$/, {
+    message: 'METRICS_TOKEN must be 16 to 512 characters of A-Z a-z 0-9 - . _ ~ + /',
+  })
+  METRICS_TOKEN?: string;
+
+  @IsOptional()
+  @Matches(/^(\*|https?:\/\/[^\s,/]+(,https?:\/\/[^\s,/]+)*)$/, {
+    message: 'CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com',
+  })
+  CORS_ORIGINS?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}$/, { message: 'SHUTDOWN_TIMEOUT must be whole milliseconds from 1 to 999999' })
+  SHUTDOWN_TIMEOUT?: string;
+
+  @IsOptional()
   @IsIn(['true', 'false'], { message: 'REQUIRE_IF_MATCH must be true or false' })
   REQUIRE_IF_MATCH?: string;
 
@@ -138,6 +154,12 @@ export interface AppConfig {
     redisUrl: string | null;
     redisKeyPrefix: string;
   };
+  /** null: /metrics is public (like the health probes); otherwise it needs this bearer token. */
+  metricsToken: string | null;
+  /** Origins allowed by CORS; [] turns CORS off, ['*'] allows any origin. */
+  corsOrigins: string[];
+  /** How long SIGTERM waits for in-flight requests before closing anyway (ms). */
+  shutdownTimeoutMs: number;
   /** Writes (PUT, PATCH, DELETE) without If-Match are refused with 428. */
   requireIfMatch: boolean;
   /** Proxies in front of the service whose X-Forwarded-For is believed; 0: none, the peer address counts. */
@@ -181,6 +203,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       redisUrl: variables.REDIS_URL ?? null,
       redisKeyPrefix: variables.REDIS_KEY_PREFIX ?? 'posts:',
     },
+    metricsToken: variables.METRICS_TOKEN ?? null,
+    corsOrigins: variables.CORS_ORIGINS === undefined ? [] : variables.CORS_ORIGINS.split(','),
+    shutdownTimeoutMs: Number(variables.SHUTDOWN_TIMEOUT ?? 10_000),
     requireIfMatch: variables.REQUIRE_IF_MATCH === 'true',
     trustProxy: Number(variables.TRUST_PROXY ?? 0),
     auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
