@@ -29,7 +29,12 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
     );
   }
 
-  const e2e = (name: string, database: string, extraInclude: string): TestProjectInlineConfiguration => ({
+  const e2e = (
+    name: string,
+    database: string,
+    extraInclude: string,
+    globalSetup: string[] = [],
+  ): TestProjectInlineConfiguration => ({
     extends: true,
     test: {
       name,
@@ -37,6 +42,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       env: { TEST_DATABASE: database, TEST_MYSQL_URL: mysqlUrl },
       testTimeout: 30_000,
       hookTimeout: 60_000,
+      globalSetup,
     },
   });
 
@@ -46,7 +52,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
     test: {
       projects: [
         { extends: true, test: { name: 'unit', include: ['src/**/*.spec.ts'] } },
-        e2e('e2e-sqlite', 'sqlite', 'test/**/*.sqlite-spec.ts'),
+        e2e('e2e-sqlite', 'sqlite', 'test/**/*.sqlite-spec.ts', ['test/helpers/build-once.ts']),
         ...(runMysql ? [e2e('e2e-mysql', 'mysql', 'test/**/*.mysql-spec.ts')] : []),
       ],
     },

@@ -6,6 +6,7 @@ import { AppModule } from './app.module.js';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig, type LogLevelName } from './config/environment.js';
+import { installGracefulShutdown } from './graceful-shutdown.js';
 
 const LOG_LEVELS: LogLevelName[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -22,6 +23,7 @@ async function bootstrap(): Promise<void> {
       'CURSOR_SECRET is not set: pagination cursors are valid only on this instance until it restarts.',
     );
   }
+  installGracefulShutdown(app, config.shutdownTimeoutMs);
   await app.listen(config.port, config.host);
   new Logger('Bootstrap').log(`Listening on ${await app.getUrl()}${config.apiPrefix}`);
 }

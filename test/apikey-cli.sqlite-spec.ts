@@ -8,8 +8,9 @@ import { KEY_CACHE_TTL_MS } from '../src/auth/api-keys/api-keys.service.js';
 import { client } from './helpers/http.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';
 
-// SQLite only (the e2e-sqlite project): each call builds the project first (npm's preapikey), and
-// two projects building into dist/ at once would race. CI runs the same commands against MariaDB.
+// SQLite only (the e2e-sqlite project, whose global setup builds dist/ once). The program is the one
+// `npm run apikey` runs, called directly so that no test rebuilds dist/ while another uses it; CI
+// runs the npm command itself, against MariaDB.
 const run = promisify(execFile);
 
 async function apikey(
@@ -17,7 +18,7 @@ async function apikey(
   ...args: string[]
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'apikey', '--', ...args], {
+    const { stdout, stderr } = await run(process.execPath, ['dist/src/auth/api-keys/api-key.cli.js', ...args], {
       env: { ...process.env, DATABASE_URL: databaseUrl },
       timeout: 60_000,
     });
