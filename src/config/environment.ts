@@ -1,5 +1,14 @@
 import { plainToInstance } from 'class-transformer';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, validateSync } from 'class-validator';
+import {
+  getMetadataStorage,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+  validateSync,
+} from 'class-validator';
 import { parseDatabaseUrl, type DatabaseConfig } from '../database/database-url.js';
 import { ConfigError } from './config-error.js';
 
@@ -129,6 +138,12 @@ export interface OAuthConfig {
   jwksUrl: string;
   /** Also accept `typ: JWT` (or no typ) from issuers that predate RFC 9068's `at+jwt`. */
   acceptJwtTyp: boolean;
+}
+
+/** The names of every environment variable the service reads (for docs and config-file checks). */
+export function environmentVariableNames(): string[] {
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(EnvironmentVariables, '', false, false);
+  return [...new Set(metadata.map((entry) => entry.propertyName))].sort();
 }
 
 export type LogLevelName = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
