@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { closeAbruptly, listenOnLoopback } from './restartable-listener.js';
 
 export type SigningAlgorithm = 'RS256' | 'ES256';
 
@@ -79,11 +80,7 @@ export class JwksServer {
       socket.on('close', () => this.sockets.delete(socket));
     });
     // The same port every time, so the service's OAUTH_JWKS_URL stays valid across stop/start.
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as { port: number }).port;
+    this.port = await listenOnLoopback(server, this.port);
     this.server = server;
   }
 
@@ -93,7 +90,6 @@ export class JwksServer {
     this.server = undefined;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await closeAbruptly(server, this.sockets);
   }
 }

@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { closeAbruptly, listenOnLoopback } from './restartable-listener.js';
 
 /**
  * A loopback TCP proxy in front of a database server, so a test can take the database away from
@@ -25,11 +26,7 @@ export class TcpProxy {
       client.pipe(upstream).pipe(client);
     });
     // The same port every time, so the service's DATABASE_URL stays valid across stop/start.
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as { port: number }).port;
+    this.port = await listenOnLoopback(server, this.port);
     this.server = server;
   }
 
@@ -37,7 +34,6 @@ export class TcpProxy {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await closeAbruptly(server, this.sockets);
   }
 }
