@@ -9,6 +9,7 @@ import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { PostsModule } from './posts/posts.module.js';
@@ -16,7 +17,16 @@ import { PostsModule } from './posts/posts.module.js';
 // Global behaviour lives here as APP_* providers, not on the app object, so the app a test builds
 // from AppModule runs exactly the production pipeline.
 @Module({
-  imports: [ConfigModule, DiscoveryModule, DatabaseModule, RateLimitModule, AuthModule, HealthModule, PostsModule],
+  imports: [
+    ConfigModule,
+    DiscoveryModule,
+    DatabaseModule,
+    RateLimitModule,
+    AuthModule,
+    HealthModule,
+    MetricsModule,
+    PostsModule,
+  ],
   providers: [
     RouteTable,
     // Guards run in this order. Authentication first, so the throttler can count per principal

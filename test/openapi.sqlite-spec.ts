@@ -36,13 +36,16 @@ describe('the OpenAPI document', () => {
     const operation = (path: string, method: 'get' | 'post' | 'put' | 'patch' | 'delete') =>
       document.paths[path][method]!;
 
-    it('with the bearer scheme on every /posts and /api-keys operation, and none on health', () => {
+    // Health probes are public; /metrics is public or takes METRICS_TOKEN, never the bearer scheme.
+    const outsideBearerScheme = (path: string) => path.startsWith('/health') || path === '/metrics';
+
+    it('with the bearer scheme on every /posts and /api-keys operation, and none on health or metrics', () => {
       expect(document.components?.securitySchemes?.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
       for (const [path, item] of Object.entries(document.paths)) {
         for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
           const op = item[method];
           if (!op) continue;
-          if (path.startsWith('/health')) expect(op.security).toBeUndefined();
+          if (outsideBearerScheme(path)) expect(op.security).toBeUndefined();
           else expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }]);
         }
       }
@@ -50,7 +53,7 @@ describe('the OpenAPI document', () => {
 
     it('with problem+json responses for 401 and 429 on every protected operation', () => {
       for (const [path, item] of Object.entries(document.paths)) {
-        if (path.startsWith('/health')) continue;
+        if (outsideBearerScheme(path)) continue;
         for (const op of Object.values(item) as Array<{ responses: Record<string, { content?: object }> }>) {
           for (const status of ['401', '429', '500']) {
             expect(op.responses[status]?.content, `${path} ${status}`).toHaveProperty(['application/problem+json']);

@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import { readDatabasePool } from './database-pool.js';
+
+/** The route label of requests no controller route matched (the router's 404s and 405s). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+// Anything else (WebDAV verbs and the like, all 404 or 405 here) shares one label value.
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+// TypeORM drivers whose pool readDatabasePool understands (both are mysql2 underneath).
+const POOLED_DRIVERS = new Set<string>(['mysql', 'mariadb']);
+
+const REQUEST_LABELS = ['method', 'route', 'status'] as const;
+
+/**
+ * The metrics of one application instance. The registry is its own, never prom-client's global one,
+ * so several apps in one process (the e2e suite) each count only their own requests.
+ */
+@Injectable()
+export class MetricsService {
+  private readonly registry = new Registry();
+  private readonly requests: Counter<(typeof REQUEST_LABELS)[number]>;
+  private readonly durations: Histogram<(typeof REQUEST_LABELS)[number]>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP responses sent, by method, route template and status code',
+      labelNames: REQUEST_LABELS,
+      registers: [this.registry],
+    });
+    this.durations = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to sending the last byte of its response',
+      labelNames: REQUEST_LABELS,
+      registers: [this.registry],
+    });
+    // SQLite has one connection and no pool: nothing to report, so no pool gauges at all.
+    if (POOLED_DRIVERS.has(dataSource.options.type)) registerDatabasePoolGauges(this.registry, dataSource);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** `route` must be a template (`/posts/:id`) or UNMATCHED_ROUTE: raw paths would be unbounded. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method: KNOWN_METHODS.has(method) ? method : 'OTHER', route, status: String(status) };
+    this.requests.inc(labels);
+    this.durations.observe(labels, seconds);
+  }
+
+  /** Everything in the Prometheus text exposition format. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+// Read at scrape time, so the values are current and nothing polls in between. A closed pool reads as 0.
+function registerDatabasePoolGauges(registry: Registry, dataSource: DataSource): void {
+  const connections: Gauge<'state'> = new Gauge({
+    name: 'database_pool_connections',
+    help: 'Connections of the MySQL/MariaDB pool, by state',
+    labelNames: ['state'],
+    registers: [registry],
+    collect: () => {
+      connections.reset();
+      const pool = readDatabasePool(dataSource);
+      if (pool === null) return;
+      connections.set({ state: 'in_use' }, pool.open - pool.idle);
+      connections.set({ state: 'idle' }, pool.idle);
+    },
+  });
+  const waiting: Gauge = new Gauge({
+    name: 'database_pool_waiting_requests',
+    help: 'Queries waiting for a free connection of the MySQL/MariaDB pool',
+    registers: [registry],
+    collect: () => {
+      waiting.reset();
+      const pool = readDatabasePool(dataSource);
+      if (pool !== null) waiting.set(pool.waiting);
+    },
+  });
+  const limit: Gauge = new Gauge({
+    name: 'database_pool_max_connections',
+    help: 'Connection limit of the MySQL/MariaDB pool (DATABASE_POOL_SIZE)',
+    registers: [registry],
+    collect: () => {
+      limit.reset();
+      const pool = readDatabasePool(dataSource);
+      if (pool?.limit != null) limit.set(pool.limit);
+    },
+  });
+}
