@@ -9,6 +9,7 @@ import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -19,6 +20,7 @@ import { PostsModule } from './posts/posts.module.js';
 @Module({
   imports: [
     ConfigModule,
+    LoggingModule,
     DiscoveryModule,
     DatabaseModule,
     RateLimitModule,

@@ -2,21 +2,22 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup.js';
 import { ConfigError } from './config/config-error.js';
-import { loadConfig, type LogLevelName } from './config/environment.js';
+import { loadConfig } from './config/environment.js';
 import { installGracefulShutdown } from './graceful-shutdown.js';
-
-const LOG_LEVELS: LogLevelName[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
 async function bootstrap(): Promise<void> {
   // Validated before Nest starts, so a bad variable is one clear line and exit code 1.
   const config = loadConfig(process.env);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
     ...APP_OPTIONS,
-    logger: LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(config.logLevel) + 1),
+    // Held until the structured logger below takes over, so start-up messages are JSON as well.
+    bufferLogs: true,
   });
+  app.useLogger(app.get(PinoLogger));
   configureApp(app, config);
   if (config.cursorSecret === null) {
     new Logger('Config').warn(

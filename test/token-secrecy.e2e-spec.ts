@@ -16,7 +16,10 @@ describe('tokens never leak', () => {
         return true;
       });
     }
-    testApp = await startTestApp({ logLevels: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] });
+    testApp = await startTestApp({
+      logLevels: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+      logLines: output,
+    });
   });
 
   afterAll(async () => {
@@ -54,6 +57,8 @@ describe('tokens never leak', () => {
 
     const everything = responses.join('\n') + output.join('');
     expect(output.join('')).toMatch(/Problem|Internal server error|query failed/);
+    // The request log lines are in there too.
+    expect(output.join('')).toContain('"route":"/posts"');
     for (const token of tokens) {
       expect(everything).not.toContain(token);
       // Not even the secret part of it.

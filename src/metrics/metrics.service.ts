@@ -5,7 +5,6 @@ import type { DataSource } from 'typeorm';
 import { readDatabasePool } from './database-pool.js';
 
 /** The route label of requests no controller route matched (the router's 404s and 405s). */
-export const UNMATCHED_ROUTE = 'unmatched';
 
 // Anything else (WebDAV verbs and the like, all 404 or 405 here) shares one label value.
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -47,7 +46,7 @@ export class MetricsService {
     return this.registry.contentType;
   }
 
-  /** `route` must be a template (`/posts/:id`) or UNMATCHED_ROUTE: raw paths would be unbounded. */
+  /** `route` must be a template (`/posts/:id`) or `unmatched` (routeTemplateOf): raw paths would be unbounded. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const labels = { method: KNOWN_METHODS.has(method) ? method : 'OTHER', route, status: String(status) };
     this.requests.inc(labels);

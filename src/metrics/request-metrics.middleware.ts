@@ -1,6 +1,7 @@
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { MetricsService, UNMATCHED_ROUTE } from './metrics.service.js';
+import { routeTemplateOf } from '../common/http/route-template.js';
+import { MetricsService } from './metrics.service.js';
 
 /**
  * Counts and times every response, errors included. It is middleware rather than an interceptor
@@ -23,15 +24,4 @@ export class RequestMetricsMiddleware implements NestMiddleware {
     });
     next();
   }
-}
-
-// The template of the controller route Express matched, global prefix included (`/posts/:id`);
-// never the raw URL, whose ids and garbage paths would create a series per value.
-function routeTemplateOf(request: Request): string {
-  const route = request.route as { path?: unknown } | undefined;
-  if (route === undefined || typeof route.path !== 'string') return UNMATCHED_ROUTE;
-  // Controller routes sit on the application's router. Under API_PREFIX, Nest answers unknown paths
-  // from a catch-all route of its own ('*path') in a router mounted on the prefix: that is no match.
-  const stack = (request.app as { router?: { stack?: Array<{ route?: unknown }> } }).router?.stack ?? [];
-  return stack.some((layer) => layer.route === route) ? route.path : UNMATCHED_ROUTE;
 }

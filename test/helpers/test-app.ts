@@ -10,6 +10,7 @@ import { generateApiKeyToken } from '../../src/auth/api-keys/api-key-token.js';
 import { ApiKeysService } from '../../src/auth/api-keys/api-keys.service.js';
 import { Scope, type ScopeName } from '../../src/auth/principal.js';
 import { loadConfig } from '../../src/config/environment.js';
+import { LOG_DESTINATION } from '../../src/logging/logging.module.js';
 import { createTestDatabase } from './test-database.js';
 
 export interface TestApp {
@@ -35,6 +36,8 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** Nest log levels; tests are quiet (fatal only) unless they examine the logs. */
   logLevels?: LogLevel[];
+  /** Receives the structured (pino) log lines; they are discarded otherwise. */
+  logLines?: string[];
 }
 
 /**
@@ -56,9 +59,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
     DATABASE_URL: database.url,
   });
+  const logLines = options.logLines;
   const builder = Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(APP_CONFIG)
-    .useValue(config);
+    .useValue(config)
+    .overrideProvider(LOG_DESTINATION)
+    .useValue({ write: (line: string) => logLines?.push(line) });
   // Nest's testing logger drops everything below error; a test that reads the logs gets a real one.
   if (options.logLevels) builder.setLogger(new ConsoleLogger({ logLevels: options.logLevels }));
   const moduleRef = await builder.compile();
