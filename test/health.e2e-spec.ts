@@ -8,13 +8,13 @@ describe('health probes', () => {
   it('answers /health/live without credentials', async () => {
     const response = await anonymous.get('/health/live');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: 'ok' });
+    expect(response.body).toMatchObject({ status: 'ok' });
   });
 
   it('answers /health/ready without credentials while the database is reachable', async () => {
     const response = await anonymous.get('/health/ready');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: 'ok' });
+    expect(response.body).toMatchObject({ status: 'ok', details: { database: { status: 'up' } } });
   });
 
   it('ignores credentials on public routes, even invalid ones', async () => {
@@ -29,7 +29,8 @@ describe('health probes', () => {
   it('answers /health/ready with 503 and Retry-After once the database is gone', async () => {
     await context.app.dataSource.destroy();
     const response = await anonymous.get('/health/ready');
-    expectProblem(response, 503, 'service-unavailable');
+    const problem = expectProblem(response, 503, 'service-unavailable');
+    expect(problem.detail).toContain('database: down');
     expect(response.headers.get('retry-after')).toBe('5');
     expect((await anonymous.get('/health/live')).status).toBe(200);
   });
