@@ -574,23 +574,10 @@ describe('database schema', () => {
   }
 
   describe('the api_keys table', () => {
-    let database: TestDatabase;
-    let dataSource: DataSource;
-
-    beforeAll(async () => {
-      database = await createTestDatabase();
-      // Not 'error': the duplicate key these tests provoke on purpose would be logged as a failed query.
-      dataSource = await openDataSource(database.url, { logging: ['warn'] });
-      await dataSource.runMigrations();
-    });
-
-    afterAll(async () => {
-      if (dataSource?.isInitialized) await dataSource.destroy();
-      await database?.drop();
-    });
+    const migrated = useMigratedDatabase();
 
     it('refuses a second key with the same token digest', async () => {
-      const repository = dataSource.getRepository(ApiKey);
+      const repository = migrated.dataSource.getRepository(ApiKey);
       const key = { tokenHint: 'abcd', scopes: 'posts:read', createdAt: new Date() };
       await repository.insert({ ...key, name: 'first', tokenDigest: 'b'.repeat(64) });
 
@@ -602,20 +589,7 @@ describe('database schema', () => {
   });
 
   describe('the idempotency_keys table', () => {
-    let database: TestDatabase;
-    let dataSource: DataSource;
-
-    beforeAll(async () => {
-      database = await createTestDatabase();
-      // Not 'error': the duplicate key these tests provoke on purpose would be logged as a failed query.
-      dataSource = await openDataSource(database.url, { logging: ['warn'] });
-      await dataSource.runMigrations();
-    });
-
-    afterAll(async () => {
-      if (dataSource?.isInitialized) await dataSource.destroy();
-      await database?.drop();
-    });
+    const migrated = useMigratedDatabase();
 
     const record = (principalId: string, idempotencyKey: string) => {
       const now = new Date();
@@ -629,7 +603,7 @@ describe('database schema', () => {
     };
 
     it('refuses a second record with the same principal and key', async () => {
-      const repository = dataSource.getRepository(IdempotencyRecord);
+      const repository = migrated.dataSource.getRepository(IdempotencyRecord);
       await repository.insert(record('api-key:1', 'same-key'));
 
       const duplicate = repository.insert(record('api-key:1', 'same-key'));
@@ -639,7 +613,7 @@ describe('database schema', () => {
     });
 
     it('accepts the same key from another principal, and another key from the same principal', async () => {
-      const repository = dataSource.getRepository(IdempotencyRecord);
+      const repository = migrated.dataSource.getRepository(IdempotencyRecord);
       await repository.insert(record('api-key:2', 'shared-key'));
 
       await repository.insert(record('oauth:someone', 'shared-key'));
@@ -650,7 +624,7 @@ describe('database schema', () => {
     });
 
     it('leaves the response columns NULL while the first request is still running', async () => {
-      const repository = dataSource.getRepository(IdempotencyRecord);
+      const repository = migrated.dataSource.getRepository(IdempotencyRecord);
       await repository.insert(record('api-key:3', 'in-flight'));
 
       const [stored] = await repository.findBy({ principalId: 'api-key:3', idempotencyKey: 'in-flight' });
@@ -794,3 +768,25 @@ describe('database schema', () => {
     });
   });
 });
+
+/** A fresh database with every migration applied, for the tests of one describe block. */
+function useMigratedDatabase(): { readonly dataSource: DataSource } {
+  let database: TestDatabase | undefined;
+  let dataSource: DataSource | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // Not 'error': the duplicate keys these tests provoke on purpose would be logged as failed queries.
+    dataSource = await openDataSource(database.url, { logging: ['warn'] });
+    await dataSource.runMigrations();
+  });
+  afterAll(async () => {
+    if (dataSource?.isInitialized) await dataSource.destroy();
+    await database?.drop();
+  });
+  return {
+    get dataSource(): DataSource {
+      if (!dataSource) throw new Error('the migrated database is not ready');
+      return dataSource;
+    },
+  };
+}
