@@ -1,5 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiParam, ApiResponse, getSchemaPath, type ApiResponseOptions, type HeadersObject } from '@nestjs/swagger';
+import {
+  ApiHeader,
+  ApiParam,
+  ApiResponse,
+  getSchemaPath,
+  type ApiResponseOptions,
+  type HeadersObject,
+} from '@nestjs/swagger';
 import { ProblemSchema } from './problem.schema.js';
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
@@ -59,3 +66,7 @@ export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecor
 /** The {id} path parameter: a positive decimal integer within the JSON-safe range. */
 export const ApiIdParam = (): MethodDecorator =>
   ApiParam({ name: 'id', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } });
+
+/** The If-Match request header of a conditional write (PUT, PATCH, DELETE). */
+export const ApiIfMatch = (): MethodDecorator =>
+  ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' });

@@ -36,7 +36,7 @@ import { PublicUrls } from '../common/http/public-urls.js';
 import { ListPostsQueryDto, toPageQuery } from './dto/list-posts-query.dto.js';
 import { PatchPostDto } from './dto/patch-post.dto.js';
 import { PostInputDto } from './dto/post-input.dto.js';
-import { ApiIdParam, ApiProblems, ETAG_HEADER, RATE_LIMIT_HEADERS } from '../openapi/api-responses.js';
+import { ApiIdParam, ApiIfMatch, ApiProblems, ETAG_HEADER, RATE_LIMIT_HEADERS } from '../openapi/api-responses.js';
 import { BEARER_SCHEME } from '../openapi/openapi.js';
 import { postETag, writePrecondition, type WritePrecondition } from './post-etag.js';
 import { PostResource, toPostResource } from './post.resource.js';
@@ -162,7 +162,7 @@ export class PostsController {
   @ApiIdParam()
   @RequireScope(Scope.postsWrite)
   @ApiOperation({ summary: 'Replace a post: title, content and author (owner or admin)' })
-  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' })
+  @ApiIfMatch()
   @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
   @ApiProblems(400, 403, 404, 412, 413, 415, 428)
   async replace(
@@ -182,7 +182,7 @@ export class PostsController {
   @RequireScope(Scope.postsWrite)
   @ApiOperation({ summary: 'Change some fields of a post with a JSON merge patch (owner or admin)' })
   @ApiConsumes('application/json', 'application/merge-patch+json')
-  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' })
+  @ApiIfMatch()
   @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
   @ApiProblems(400, 403, 404, 412, 413, 415, 428)
   async patch(
@@ -201,7 +201,7 @@ export class PostsController {
   @ApiIdParam()
   @RequireScope(Scope.postsWrite)
   @ApiOperation({ summary: 'Delete a post (owner or admin); a second DELETE is 404' })
-  @ApiHeader({ name: 'If-Match', required: false, description: 'ETag(s) or *: 412 unless the post still matches' })
+  @ApiIfMatch()
   @ApiNoContentResponse({ description: 'Deleted', headers: RATE_LIMIT_HEADERS })
   @ApiProblems(400, 403, 404, 412, 428)
   @HttpCode(HttpStatus.NO_CONTENT)
