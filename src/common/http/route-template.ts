@@ -11,6 +11,18 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export function routeTemplateOf(request: Pick<Request, 'route' | 'app'>): string {
   const route = request.route as { path?: unknown; methods?: Record<string, boolean> } | undefined;
   if (route === undefined || typeof route.path !== 'string') return UNMATCHED_ROUTE;
+  // Both the request log and the metrics ask for every request; routes are fixed once the app runs.
+  let template = templates.get(route);
+  if (template === undefined) {
+    template = resolve(request, route as { path: string; methods?: Record<string, boolean> });
+    templates.set(route, template);
+  }
+  return template;
+}
+
+const templates = new WeakMap<object, string>();
+
+function resolve(request: Pick<Request, 'app'>, route: { path: string; methods?: Record<string, boolean> }): string {
   // Nest registers one route per controller handler and method; module middleware (request logging,
   // metrics) is mounted as routes for every method, which are no match either.
   if (Object.keys(route.methods ?? {}).length !== 1) return UNMATCHED_ROUTE;
