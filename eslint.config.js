@@ -34,4 +34,11 @@ export default tseslint.config(
     files: ['eslint.config.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },
+  {
+    // Plain Node scripts run by npm before anything is compiled.
+    files: ['scripts/**/*.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
+    rules: { '@typescript-eslint/explicit-function-return-type': 'off' },
+  },
 );

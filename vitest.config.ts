@@ -15,7 +15,49 @@ async function mysqlUnavailableReason(): Promise<string | null> {
   }
 }
 
+// Set by `npm run test:e2e -- --base-url URL` (scripts/test-e2e.js): run the HTTP e2e suite against
+// that deployment instead of services started by the tests.
+const deploymentUrl = process.env.E2E_BASE_URL;
+
+// Tests that cannot run against a deployment say why with one of these tags.
+const tags = [
+  {
+    name: 'database',
+    description: 'Reads or writes the database directly, or needs it to start empty: not run against a deployment.',
+  },
+  {
+    name: 'instance',
+    description:
+      'Starts or configures a service of its own (environment, logs, signals, injected faults): not run against a deployment.',
+  },
+];
+
 export default defineConfig(async (): Promise<ViteUserConfig> => {
+  // SWC emits the decorator metadata Nest and TypeORM need (esbuild does not).
+  const plugins = [swc.vite({ module: { type: 'es6' } })];
+  if (deploymentUrl !== undefined) {
+    return {
+      plugins,
+      test: {
+        // scripts/test-e2e.js adds --tags-filter '!database && !instance' (a CLI-only option).
+        tags,
+        projects: [
+          {
+            extends: true,
+            test: {
+              name: 'e2e-remote',
+              include: ['test/**/*.e2e-spec.ts'],
+              // One deployment for every file: files run one after another so counts stay theirs.
+              fileParallelism: false,
+              testTimeout: 60_000,
+              hookTimeout: 60_000,
+            },
+          },
+        ],
+      },
+    };
+  }
+
   const unavailable = await mysqlUnavailableReason();
   const runMysql = unavailable === null || process.env.CI === 'true';
   if (unavailable !== null) {
@@ -47,9 +89,9 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
   });
 
   return {
-    // SWC emits the decorator metadata Nest and TypeORM need (esbuild does not).
-    plugins: [swc.vite({ module: { type: 'es6' } })],
+    plugins,
     test: {
+      tags,
       projects: [
         { extends: true, test: { name: 'unit', include: ['src/**/*.spec.ts'] } },
         e2e('e2e-sqlite', 'sqlite', 'test/**/*.sqlite-spec.ts', ['test/helpers/build-once.ts']),

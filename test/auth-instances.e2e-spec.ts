@@ -1,3 +1,5 @@
+// @module-tag instance
+// (starts instances of its own, on its own database, with their own environment)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -153,7 +153,7 @@ describe('authentication and authorization', () => {
   });
 
   describe('ownership', () => {
-    it('records the creator as owner without exposing it', async () => {
+    it('records the creator as owner without exposing it', { tags: ['database'] }, async () => {
       const created = await as('owner').post<PostResource>('/posts', buildPost());
       expect(Object.keys(created.body)).not.toContain('ownerId');
       expect((await context.findPostRow(created.body.id))?.ownerId).toMatch(/^api-key:\d+$/);
@@ -263,7 +263,7 @@ describe('authentication and authorization', () => {
       expect(single.body).toMatchObject({ id: response.body.id, name: 'ci pipeline', revokedAt: null });
     });
 
-    it('stores only the SHA-256 digest of the token', async () => {
+    it('stores only the SHA-256 digest of the token', { tags: ['database'] }, async () => {
       const { body } = await as('admin').post<{ id: number; token: string }>('/api-keys', {
         name: 'x',
         scopes: ['admin'],

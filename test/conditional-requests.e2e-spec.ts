@@ -131,50 +131,58 @@ describe('conditional requests', () => {
   });
 
   describe('under concurrency', () => {
-    it('lets exactly one of 20 concurrent PATCHes with the same ETag win; the other 19 get 412', async () => {
-      const { post, etag } = await createPost();
+    it(
+      'lets exactly one of 20 concurrent PATCHes with the same ETag win; the other 19 get 412',
+      { tags: ['database'] },
+      async () => {
+        const { post, etag } = await createPost();
 
-      const responses = await Promise.all(
-        Array.from({ length: 20 }, (_, writer) =>
-          api.patch(`/posts/${post.id}`, { title: `writer ${writer}` }, { 'if-match': etag }),
-        ),
-      );
+        const responses = await Promise.all(
+          Array.from({ length: 20 }, (_, writer) =>
+            api.patch(`/posts/${post.id}`, { title: `writer ${writer}` }, { 'if-match': etag }),
+          ),
+        );
 
-      expect(responses.filter((response) => response.status === 200)).toHaveLength(1);
-      expect(responses.filter((response) => response.status === 412)).toHaveLength(19);
-      const winner = responses.find((response) => response.status === 200)!.body as PostResource;
-      expect((await context.findPostRow(post.id))?.title).toBe(winner.title);
-      expect((await context.findPostRow(post.id))?.version).toBe(2);
-    });
+        expect(responses.filter((response) => response.status === 200)).toHaveLength(1);
+        expect(responses.filter((response) => response.status === 412)).toHaveLength(19);
+        const winner = responses.find((response) => response.status === 200)!.body as PostResource;
+        expect((await context.findPostRow(post.id))?.title).toBe(winner.title);
+        expect((await context.findPostRow(post.id))?.version).toBe(2);
+      },
+    );
 
-    it('loses no update when 50 clients race to append to one post, retrying on 412', async () => {
-      const { post } = await createPost();
+    it(
+      'loses no update when 50 clients race to append to one post, retrying on 412',
+      { tags: ['database'] },
+      async () => {
+        const { post } = await createPost();
 
-      const appendMarker = async (client: number): Promise<number> => {
-        for (let attempt = 1; attempt <= 200; attempt++) {
-          const current = await api.get<PostResource>(`/posts/${post.id}`);
-          const response = await api.patch(
-            `/posts/${post.id}`,
-            { content: `${current.body.content}|${client}` },
-            { 'if-match': current.headers.get('etag')! },
-          );
-          if (response.status === 200) return attempt;
-          expect(response.status).toBe(412);
-        }
-        throw new Error(`client ${client} never got its write in`);
-      };
-      const attempts = await Promise.all(Array.from({ length: 50 }, (_, client) => appendMarker(client)));
+        const appendMarker = async (client: number): Promise<number> => {
+          for (let attempt = 1; attempt <= 200; attempt++) {
+            const current = await api.get<PostResource>(`/posts/${post.id}`);
+            const response = await api.patch(
+              `/posts/${post.id}`,
+              { content: `${current.body.content}|${client}` },
+              { 'if-match': current.headers.get('etag')! },
+            );
+            if (response.status === 200) return attempt;
+            expect(response.status).toBe(412);
+          }
+          throw new Error(`client ${client} never got its write in`);
+        };
+        const attempts = await Promise.all(Array.from({ length: 50 }, (_, client) => appendMarker(client)));
 
-      const final = (await api.get<PostResource>(`/posts/${post.id}`)).body.content;
-      for (let client = 0; client < 50; client++) expect(final.split('|')).toContain(String(client));
-      expect(final.split('|')).toHaveLength(51);
-      expect((await context.findPostRow(post.id))?.version).toBe(51);
-      expect(Math.max(...attempts)).toBeGreaterThan(1);
-    });
+        const final = (await api.get<PostResource>(`/posts/${post.id}`)).body.content;
+        for (let client = 0; client < 50; client++) expect(final.split('|')).toContain(String(client));
+        expect(final.split('|')).toHaveLength(51);
+        expect((await context.findPostRow(post.id))?.version).toBe(51);
+        expect(Math.max(...attempts)).toBeGreaterThan(1);
+      },
+    );
   });
 });
 
-describe('with REQUIRE_IF_MATCH=true', () => {
+describe('with REQUIRE_IF_MATCH=true', { tags: ['instance'] }, () => {
   let testApp: TestApp;
   const api = client(
     () => testApp.baseUrl,

@@ -1,3 +1,5 @@
+// @module-tag database
+// (breaks the database under the service)
 import { describe, expect, it } from 'vitest';
 import { buildPost } from './factories/post.factory.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';

@@ -1,3 +1,5 @@
+// @module-tag database
+// (inspects the schema, the migrations and the query plans)
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

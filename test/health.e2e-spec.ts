@@ -26,7 +26,7 @@ describe('health probes', () => {
     expectProblem(await anonymous.get('/api-keys'), 401, 'unauthorized');
   });
 
-  it('answers /health/ready with 503 and Retry-After once the database is gone', async () => {
+  it('answers /health/ready with 503 and Retry-After once the database is gone', { tags: ['database'] }, async () => {
     await context.app.dataSource.destroy();
     const response = await anonymous.get('/health/ready');
     const problem = expectProblem(response, 503, 'service-unavailable');

@@ -235,7 +235,7 @@ describe('HTTP protocol rules', () => {
   });
 });
 
-describe('with API_PREFIX and PUBLIC_BASE_URL', () => {
+describe('with API_PREFIX and PUBLIC_BASE_URL', { tags: ['instance'] }, () => {
   let testApp: TestApp;
   const api = client(
     () => testApp.baseUrl,

@@ -1,3 +1,5 @@
+// @module-tag database
+// (checks the idempotency_keys rows behind each answer, and ages keys in the table)
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';

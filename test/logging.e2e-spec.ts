@@ -1,3 +1,5 @@
+// @module-tag instance
+// (reads the log lines of the instance it starts)
 import { describe, expect, it } from 'vitest';
 import { Scope } from '../src/auth/principal.js';
 import type { PostResource } from '../src/posts/post.resource.js';

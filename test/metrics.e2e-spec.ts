@@ -1,3 +1,5 @@
+// @module-tag instance
+// (counts exact request totals of instances nothing else calls, some with their own environment)
 import contentType from 'content-type';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostsService } from '../src/posts/posts.service.js';

@@ -1,3 +1,5 @@
+// @module-tag instance
+// (starts instances configured with a JWKS server of its own)
 import { randomBytes, webcrypto } from 'node:crypto';
 import { exportJWK, exportSPKI, SignJWT, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';

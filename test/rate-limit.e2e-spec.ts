@@ -1,3 +1,5 @@
+// @module-tag instance
+// (starts instances with low limits of their own)
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

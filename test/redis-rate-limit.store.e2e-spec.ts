@@ -1,3 +1,5 @@
+// @module-tag instance
+// (drives the Redis store directly, not a service)
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';

@@ -37,7 +37,7 @@ describe('security headers and CORS', () => {
   });
 });
 
-describe('with CORS_ORIGINS', () => {
+describe('with CORS_ORIGINS', { tags: ['instance'] }, () => {
   let testApp: TestApp;
   const api = client(
     () => testApp.baseUrl,

@@ -1,3 +1,5 @@
+// @module-tag instance
+// (reads the log lines of the instance it starts)
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Scope } from '../src/auth/principal.js';
 import { buildPost } from './factories/post.factory.js';

@@ -11,6 +11,7 @@ import { ApiKeysService } from '../../src/auth/api-keys/api-keys.service.js';
 import { Scope, type ScopeName } from '../../src/auth/principal.js';
 import { loadConfig } from '../../src/config/environment.js';
 import { LOG_DESTINATION } from '../../src/logging/logging.module.js';
+import { connectToDeployment, deploymentUrl, NeedsLocalServiceError } from './deployment.js';
 import { createTestDatabase } from './test-database.js';
 
 export interface TestApp {
@@ -42,9 +43,19 @@ export interface TestAppOptions {
 
 /**
  * The production application (AppModule + configureApp) on a fresh database with migrations
- * applied, listening on a random loopback port.
+ * applied, listening on a random loopback port; or, in a run against a deployment (--base-url),
+ * that deployment.
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  if (deploymentUrl !== undefined) {
+    if (Object.keys(options).length > 0) {
+      throw new NeedsLocalServiceError(
+        `A service started with its own options (${Object.keys(options).join(', ')})`,
+        'instance',
+      );
+    }
+    return connectToDeployment(deploymentUrl);
+  }
   const database = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => {} }
     : await createTestDatabase(options);

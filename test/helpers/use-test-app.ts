@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect } from 'vitest';
+import { countPostsOverHttp, deploymentUrl, findPostOverHttp } from './deployment.js';
 import { client, type HttpResult } from './http.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './test-app.js';
 
@@ -24,11 +25,18 @@ export function useTestApp(options: TestAppOptions = {}) {
     get app(): TestApp {
       return current();
     },
+    /** Rows in the posts table; against a deployment, the API's X-Total-Count. */
     async countPosts(): Promise<number> {
+      if (deploymentUrl !== undefined) return countPostsOverHttp(current());
       const [row] = await current().dataSource.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM posts');
       return Number(row.n);
     },
+    /**
+     * The stored post: its database row (with ownerId and version); against a deployment, what
+     * GET /posts/:id shows the admin key, which is all a client can check there.
+     */
     async findPostRow(id: number): Promise<Record<string, unknown> | undefined> {
+      if (deploymentUrl !== undefined) return findPostOverHttp(current(), id);
       const repository = current().dataSource.getRepository('Post');
       return (await repository.findOneBy({ id })) ?? undefined;
     },
