@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPost } from './factories/post.factory.js';
 import { client } from './helpers/http.js';
+import { acknowledgedIds, startLoad, type LoadResult } from './helpers/load.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
@@ -72,5 +73,59 @@ describe('when MySQL becomes unreachable', () => {
     await proxy.start();
     // Every write acknowledged with 201 is there afterwards.
     for (const id of created) expect((await api.get(`/posts/${id}`)).status).toBe(200);
+  });
+
+  it('under load: 503s while the database is away, /health/ready 503, recovery, no acknowledged write lost', async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const load = startLoad(testApp.baseUrl, testApp.writerToken, { workers: 16 });
+      await sleep(1_500);
+      const cutAt = Date.now();
+      await proxy.stop();
+      await sleep(500);
+      const ready = await fetch(`${testApp.baseUrl}/health/ready`);
+      await sleep(1_500);
+      const restoringAt = Date.now();
+      await proxy.start();
+      const restoredAt = Date.now();
+      await sleep(3_000);
+      const results = await load.stop();
+
+      const between = (from: number, to: number) => (result: LoadResult) => result.sentAt >= from && result.sentAt < to;
+      const during = results.filter(between(cutAt + 200, restoringAt - 200));
+      const settled = results.filter(between(restoredAt + 1_500, Infinity));
+      const statuses = new Map<string, number>();
+      for (const result of results) {
+        const key = String(result.status ?? result.error);
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      }
+      process.stdout.write(
+        `database outage under load: ${results.length} requests, by status ${JSON.stringify(Object.fromEntries(statuses))}; ` +
+          `${during.length} sent while the database was away, ${settled.length} after it was back\n`,
+      );
+
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(results.filter((result) => result.status === undefined)).toEqual([]);
+      expect([...statuses.keys()].filter((status) => !['200', '201', '503'].includes(status))).toEqual([]);
+      for (const result of results.filter((each) => each.status === 503)) {
+        expect(result.headers?.['content-type']).toBe('application/problem+json; charset=utf-8');
+        expect(result.headers?.['retry-after']).toMatch(/^\d+$/);
+      }
+      expect(during.length).toBeGreaterThan(0);
+      expect(during.filter((result) => result.status !== 503)).toEqual([]);
+      expect(settled.length).toBeGreaterThan(0);
+      expect(settled.filter((result) => result.status !== 200 && result.status !== 201)).toEqual([]);
+      const acknowledged = acknowledgedIds(results);
+      const stored = await testApp.dataSource.query<Array<{ id: number | string }>>('SELECT id FROM posts');
+      const storedIds = new Set(stored.map((row) => Number(row.id)));
+      expect(acknowledged.filter((id) => !storedIds.has(id))).toEqual([]);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
   });
 });

@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateApiKeyToken } from '../src/auth/api-keys/api-key-token.js';
+import { acknowledgedIds, startLoad } from './helpers/load.js';
 
 // SQLite only: runs the compiled service (built once by the project's global setup) as its own
 // process, because what is tested is the process's answer to a signal.
@@ -51,66 +52,6 @@ function slowPost(
   });
 }
 
-interface LoadResult {
-  /** When the request was written, in Date.now() time. */
-  sentAt: number;
-  status?: number;
-  error?: string;
-  body?: string;
-}
-
-/**
- * `workers` clients on keep-alive connections, each sending POST /posts then GET of what it
- * created, back to back, until `stop()`; never more requests than connections, so every request
- * goes on the wire when it is sent.
- */
-function startLoad(port: number, token: string, workers: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: workers });
-  const results: LoadResult[] = [];
-  let running = true;
-  const send = (method: string, path: string, body?: string): Promise<LoadResult> =>
-    new Promise((resolve) => {
-      const result: LoadResult = { sentAt: Date.now() };
-      const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
-      if (body !== undefined) {
-        headers['content-type'] = 'application/json';
-        headers['content-length'] = Buffer.byteLength(body);
-      }
-      const outgoing = request({ host: '127.0.0.1', port, method, path, agent, headers }, (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        response.on('end', () => resolve({ ...result, status: response.statusCode, body: text }));
-        response.on('error', (error) => resolve({ ...result, error: error.message }));
-      });
-      outgoing.on('error', (error: NodeJS.ErrnoException) =>
-        resolve({ ...result, error: error.code ?? error.message }),
-      );
-      outgoing.end(body);
-    });
-  const worker = async (index: number): Promise<void> => {
-    for (let round = 0; running; round++) {
-      const title = `load ${index}.${round}`;
-      const created = await send('POST', '/posts', JSON.stringify({ title, content: 'c', author: 'load' }));
-      results.push(created);
-      if (created.status !== 201) break;
-      const { id } = JSON.parse(created.body!) as { id: number };
-      const read = await send('GET', `/posts/${id}`);
-      results.push(read);
-      if (read.status !== 200) break;
-    }
-  };
-  const done = Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
-  return {
-    results,
-    stop: async (): Promise<LoadResult[]> => {
-      running = false;
-      await done;
-      agent.destroy();
-      return results;
-    },
-  };
-}
-
 describe('SIGTERM', { timeout: 60_000 }, () => {
   const directory = mkdtempSync(join(tmpdir(), 'posts-shutdown-'));
   let server: ChildProcess | undefined;
@@ -148,15 +89,16 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     return { child, port, token, databasePath, exited, output: () => output };
   }
 
-  /** Titles of the posts in a stopped service's database. */
-  function storedTitles(databasePath: string): string[] {
+  /** The rows of a stopped service's posts table. */
+  function storedPosts(databasePath: string): Array<{ id: number; title: string }> {
     const database = new Database(databasePath, { readonly: true });
     try {
-      return (database.prepare('SELECT title FROM posts').all() as Array<{ title: string }>).map((row) => row.title);
+      return database.prepare('SELECT id, title FROM posts').all() as Array<{ id: number; title: string }>;
     } finally {
       database.close();
     }
   }
+  const storedIds = (databasePath: string) => storedPosts(databasePath).map((row) => row.id);
 
   it('finishes every request in flight, refuses new connections, closes the database and exits 0', async () => {
     const { child, port, token, databasePath, exited, output } = await startService('slow-requests');
@@ -182,12 +124,12 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     expect(Date.now() - signalledAt).toBeLessThan(10_000);
     expect(output()).toContain('SIGTERM received');
     // Every acknowledged write is in the database.
-    expect(storedTitles(databasePath).filter((title) => title.startsWith('in flight '))).toHaveLength(5);
+    expect(storedPosts(databasePath).filter((row) => row.title.startsWith('in flight '))).toHaveLength(5);
   });
 
   it('under load: answers every request sent before the signal, refuses the rest, and loses no acknowledged write', async () => {
     const { child, port, token, databasePath, exited } = await startService('under-load');
-    const load = startLoad(port, token, 32);
+    const load = startLoad(`http://127.0.0.1:${port}`, token, { workers: 32, stopOnFailure: true });
     await new Promise((resolve) => setTimeout(resolve, 2_000));
 
     const signalledAt = Date.now();
@@ -211,10 +153,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     expect(stoppedAt - signalledAt).toBeLessThan(10_000);
     // Answered after the signal means answered in full: 2xx, never a 5xx or a half response.
     for (const result of afterSignal) if (result.status !== undefined) expect(result.status).toBeLessThan(300);
-    const acknowledged = results
-      .filter((result) => result.status === 201)
-      .map((result) => (JSON.parse(result.body!) as { title: string }).title);
-    const stored = new Set(storedTitles(databasePath));
-    expect(acknowledged.filter((title) => !stored.has(title))).toEqual([]);
+    const stored = new Set(storedIds(databasePath));
+    expect(acknowledgedIds(results).filter((id) => !stored.has(id))).toEqual([]);
   });
 });
