@@ -11,6 +11,7 @@ import type { PostInputDto } from './dto/post-input.dto.js';
 import { Post } from './post.entity.js';
 import type { WritePrecondition } from './post-etag.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
+import { EntityRows, insertedId } from '../database/entity-rows.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
 
@@ -24,11 +25,15 @@ export interface PostsPage {
 
 @Injectable()
 export class PostsService {
+  private readonly rows: EntityRows<Post>;
+
   constructor(
     @InjectRepository(Post) private readonly postRepository: Repository<Post>,
     @Inject(POSTS_CURSOR_CODEC) private readonly cursorCodec: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.rows = new EntityRows(postRepository);
+  }
 
   /**
    * Keyset pagination on the primary key: each page is an index seek from the previous page's last
@@ -58,7 +63,7 @@ export class PostsService {
   }
 
   async findOne(id: number): Promise<Post> {
-    const post = await this.postRepository.findOneBy({ id });
+    const post = await this.rows.findByPrimaryKey(id);
     if (!post) throw postNotFound(id);
     return post;
   }
@@ -81,9 +86,10 @@ export class PostsService {
       createdAt: now,
       updatedAt: now,
     });
-    // insert(), not save(): no SELECT before the write, and the id comes back from the driver.
-    const result = await manager.insert(Post, post);
-    post.id = Number(result.identifiers[0].id);
+    // Neither save() (a SELECT before the write) nor insert() (a SELECT after it, re-reading the
+    // column with a default): every value is set here, and the id comes back from the driver.
+    const result = await manager.createQueryBuilder().insert().into(Post).values(post).updateEntity(false).execute();
+    post.id = insertedId(result.raw);
     return post;
   }
 

@@ -1,0 +1,47 @@
+import type { ObjectLiteral, Repository } from 'typeorm';
+
+/**
+ * Fixed SQL for an entity's hottest queries, hydrated with TypeORM's own per-column conversions
+ * (dates, numbers) so the result is what `findOneBy()` returns. The query builder costs more CPU than
+ * the query on a primary-key read, and TypeORM's SQLite driver writes numeric parameters into the SQL
+ * text, so every id compiled a new statement; a constant text with `?` is prepared once and reused.
+ */
+export class EntityRows<T extends ObjectLiteral> {
+  /** `SELECT <every column> FROM <table> WHERE <primary key> = ?` */
+  readonly selectByPrimaryKey: string;
+
+  constructor(private readonly repository: Repository<T>) {
+    const { metadata } = repository;
+    const { driver } = repository.manager.connection;
+    const [primary] = metadata.primaryColumns;
+    const columns = metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
+    this.selectByPrimaryKey =
+      `SELECT ${columns} FROM ${driver.escape(metadata.tableName)} ` +
+      `WHERE ${driver.escape(primary.databaseName)} = ?`;
+  }
+
+  /** The entity with this primary key, or undefined. */
+  async findByPrimaryKey(key: number | string): Promise<T | undefined> {
+    const rows = await this.repository.query<Array<Record<string, unknown>>>(this.selectByPrimaryKey, [key]);
+    return rows.length === 0 ? undefined : this.hydrate(rows[0]);
+  }
+
+  /** An entity instance from a row of `SELECT <every column>`. */
+  hydrate(row: Record<string, unknown>): T {
+    const { metadata } = this.repository;
+    const { driver } = this.repository.manager.connection;
+    const entity = metadata.create() as Record<string, unknown>;
+    for (const column of metadata.columns) {
+      entity[column.propertyName] = driver.prepareHydratedValue(row[column.databaseName], column);
+    }
+    return entity as T;
+  }
+}
+
+/** The generated id of an INSERT, from the driver's raw result: mysql2's insertId, better-sqlite3's lastInsertRowid. */
+export function insertedId(raw: unknown): number {
+  const id = typeof raw === 'object' && raw !== null && 'insertId' in raw ? raw.insertId : raw;
+  if (typeof id !== 'number' && typeof id !== 'bigint')
+    throw new Error(`the driver reported no inserted id: ${String(raw)}`);
+  return Number(id);
+}
