@@ -16,6 +16,10 @@ const PATCH_TYPES = ['application/json', 'application/merge-patch+json'];
 
 const ACCEPTED_TYPES: Record<string, string[]> = { POST: JSON_TYPES, PUT: JSON_TYPES, PATCH: PATCH_TYPES };
 
+// No body of this API nests deeper than 2 levels (an API key's scopes); deeply nested JSON would only
+// cost stack: class-transformer walks it recursively and overflows at about 1,500 levels (a 500).
+export const MAX_JSON_DEPTH = 64;
+
 /**
  * Reads JSON request bodies. It runs as an interceptor, after the guards, rather than as
  * app-level middleware: an anonymous or throttled client is refused before the service spends
@@ -58,6 +62,12 @@ export class JsonBodyInterceptor implements NestInterceptor {
       } catch (error) {
         throw toProblem(error);
       }
+      if (nestsDeeperThan(request.body, MAX_JSON_DEPTH)) {
+        throw new ProblemException(
+          ProblemTypes.malformedJson,
+          `The request body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`,
+        );
+      }
       // RFC 6750: this API takes the token from the Authorization header only (see BearerAuthGuard).
       if (isObject(request.body) && Object.hasOwn(request.body, 'access_token')) {
         throw invalidRequest('Send the access token in the Authorization header, never in the request body.');
@@ -83,6 +93,18 @@ function payloadTooLarge(limit: number | undefined): ProblemException {
 
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
+}
+
+/** Whether objects and arrays nest deeper than `limit` (the top level is 1); iterative, for it is given deep values. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (!isObject(current)) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(current)) if (isObject(child)) pending.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function assertMediaType(request: Request, accepted: string[]): void {
