@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '../src/common/http/json-body.interceptor.js';
 import { buildPost } from './factories/post.factory.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
@@ -92,6 +93,67 @@ describe('posts validation', () => {
     expect(problem.errors).toEqual([{ pointer: `/${key}`, detail: `unknown field "${key}"` }]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(await context.countPosts()).toBe(countBefore);
+  });
+
+  // Found by the fuzz suite: class-transformer skipped these members (the DTO inherits a method of that
+  // name), so POST {"title": "t", "content": "c", "author": "a", "toString": 1} created a post.
+  it.each(Object.getOwnPropertyNames(Object.prototype).filter((name) => !['__proto__', 'constructor'].includes(name)))(
+    'refuses a %s member, named after an inherited method, as an unknown field and stores nothing',
+    async (name) => {
+      const existing = (await api.post<{ id: number }>('/posts', buildPost())).body;
+      const countBefore = await context.countPosts();
+      const rowBefore = await context.findPostRow(existing.id);
+
+      const created = await api.post('/posts', { ...buildPost(), [name]: 1 });
+      const patched = await api.patch(`/posts/${existing.id}`, { title: 'changed', [name]: 'x' });
+
+      for (const response of [created, patched]) {
+        const problem = expectProblem(response, 400, 'validation-failed');
+        expect(problem.errors).toEqual([{ pointer: `/${name}`, detail: `unknown field "${name}"` }]);
+      }
+      expect(await context.countPosts()).toBe(countBefore);
+      expect(await context.findPostRow(existing.id)).toEqual(rowBefore);
+    },
+  );
+
+  describe('deeply nested JSON', () => {
+    const json = { 'content-type': 'application/json' };
+    const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    const objects = (depth: number) => '{"a":'.repeat(depth) + '0' + '}'.repeat(depth);
+
+    // Found by the fuzz suite: class-transformer recursed into such values and overflowed the stack (500).
+    it.each([
+      ['arrays as the title', `{"title": ${arrays(100_000)}, "content": "c", "author": "a"}`],
+      ['objects in the content', `{"title": "t", "content": ${objects(100_000)}, "author": "a"}`],
+      ['objects in an unknown member', `{"title": "t", "content": "c", "author": "a", "x": ${objects(100_000)}}`],
+    ])('answers 400 malformed-json, not 500, to %s nested 100,000 levels deep, and stores nothing', async (_, body) => {
+      const existing = (await api.post<{ id: number }>('/posts', buildPost())).body;
+      const countBefore = await context.countPosts();
+      const rowBefore = await context.findPostRow(existing.id);
+
+      const responses = [
+        await api.post('/posts', body, json),
+        await api.put(`/posts/${existing.id}`, body, json),
+        await api.patch(`/posts/${existing.id}`, body, json),
+      ];
+
+      for (const response of responses) {
+        const problem = expectProblem(response, 400, 'malformed-json');
+        expect(problem.detail).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+      expect(await context.countPosts()).toBe(countBefore);
+      expect(await context.findPostRow(existing.id)).toEqual(rowBefore);
+    });
+
+    it(`validates a body nested ${MAX_JSON_DEPTH} levels deep as usual, and refuses one level more as malformed`, async () => {
+      // The body object is the first level.
+      const body = (depth: number) => `{"title": "t", "content": "c", "author": "a", "x": ${arrays(depth - 1)}}`;
+
+      const atLimit = expectProblem(await api.post('/posts', body(MAX_JSON_DEPTH), json), 400, 'validation-failed');
+      expectProblem(await api.post('/posts', body(MAX_JSON_DEPTH + 1), json), 400, 'malformed-json');
+
+      expect(atLimit.errors).toEqual([{ pointer: '/x', detail: 'unknown field "x"' }]);
+    });
   });
 
   it.each([

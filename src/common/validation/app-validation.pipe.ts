@@ -3,8 +3,10 @@ import { ProblemException, pointerTo } from '../problem/problem.exception.js';
 import { ProblemTypes, type FieldError } from '../problem/problem-types.js';
 
 // Keys that JSON.parse creates as own properties but that class-transformer would turn into a
-// prototype swap or a constructor override on the DTO instance: refused before transformation.
-const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype'];
+// prototype swap or a constructor override on the DTO instance, or skip without a word because the
+// instance inherits a method of that name (toString, valueOf, hasOwnProperty, ...), so that the
+// whitelist never sees them: refused before transformation.
+const PROTOTYPE_KEYS = ['prototype', ...Object.getOwnPropertyNames(Object.prototype)];
 
 /**
  * The global DTO pipe: class-validator rules, unknown members refused, and every failure reported as
