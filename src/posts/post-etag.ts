@@ -18,8 +18,9 @@ export function writePrecondition(id: number, ifMatch: EntityTagCondition | unde
   if (ifMatch === '*') return { kind: 'any' };
   const versions = ifMatch
     .filter((tag) => !tag.weak)
-    .map((tag) => /^"(\d+)\.(\d+)"$/.exec(tag.opaque))
-    .filter((match): match is RegExpExecArray => match !== null && Number(match[1]) === id)
+    // Canonical decimals only: strong comparison is character by character, so "05.1" is not "5.1".
+    .map((tag) => /^"(0|[1-9]\d*)\.(0|[1-9]\d*)"$/.exec(tag.opaque))
+    .filter((match): match is RegExpExecArray => match !== null && match[1] === String(id))
     .map((match) => Number(match[2]))
     .filter((version) => Number.isSafeInteger(version));
   return { kind: 'versions', versions };
