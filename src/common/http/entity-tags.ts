@@ -1,5 +1,6 @@
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
+import { trimOptionalWhitespace } from './optional-whitespace.js';
 
 export interface EntityTag {
   weak: boolean;
@@ -16,11 +17,11 @@ const ENTITY_TAG = /^(W\/)?("[\x21\x23-\x7e\x80-\xff]*")$/;
 /** Parses a conditional header; undefined when absent, 400 when it is not a valid list of entity-tags. */
 export function parseEntityTagCondition(header: string | undefined, name: string): EntityTagCondition | undefined {
   if (header === undefined) return undefined;
-  const trimmed = header.trim();
+  const trimmed = trimOptionalWhitespace(header);
   if (trimmed === '*') return '*';
   const tags: EntityTag[] = [];
   for (const member of trimmed.split(',')) {
-    const match = ENTITY_TAG.exec(member.trim());
+    const match = ENTITY_TAG.exec(trimOptionalWhitespace(member));
     if (!match) {
       throw new ProblemException(ProblemTypes.badRequest, `${name} must be * or a list of entity-tags such as "3.7".`, {
         errors: [{ parameter: name, detail: 'not a valid entity-tag list (RFC 9110 §8.8.3)' }],

@@ -3,6 +3,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThan, LessThanOrEqual, type DataSource, type EntityManager, type Repository } from 'typeorm';
 import { isUniqueViolation } from '../../database/database-errors.js';
+import { trimOptionalWhitespace } from '../http/optional-whitespace.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
@@ -47,7 +48,7 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
 
   /** The header's key, unquoted if sent as a structured-field string; 400 when it is not a usable key. */
   static parseKey(header: string): string {
-    const trimmed = header.trim();
+    const trimmed = trimOptionalWhitespace(header);
     // RFC 8941 §3.3.3 string: only \" and \\ are escapes; anything else inside quotes is malformed.
     const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(trimmed);
     const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : trimmed.startsWith('"') ? '' : trimmed;
