@@ -2,6 +2,7 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
 import helmet from 'helmet';
+import { answerClientErrorsWithProblems } from './common/http/client-errors.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import type { AppConfig } from './config/environment.js';
 import { serveOpenApi } from './openapi/openapi.js';
@@ -22,6 +23,7 @@ export function createHttpAdapter(): ExpressAdapter {
 
 /** What must sit on the app object itself; shared by main.ts and the e2e helper. */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+  answerClientErrorsWithProblems(app.getHttpServer());
   app.use(requestIdMiddleware);
   // Security headers (nosniff, frame denial, HSTS, no referrer leaks). The CSP is tight; Swagger UI,
   // the only HTML served, needs nothing beyond its own scripts, inline styles and data: images.

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPost } from './factories/post.factory.js';
@@ -225,6 +226,56 @@ describe('HTTP protocol rules', () => {
         headers: api.headers({ 'x-request-id': Buffer.from(id, 'utf8').toString('latin1') }),
       });
       expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  describe('requests Node cannot parse', () => {
+    /** Writes these bytes on a fresh connection and returns everything the server sends back. */
+    const exchange = (bytes: Buffer): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const { hostname, port } = new URL(context.app.baseUrl);
+        const socket = connect({ host: hostname, port: Number(port) }, () => socket.end(bytes));
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+        socket.on('error', reject);
+      });
+    const problemOf = (raw: string) => {
+      const [head, body] = raw.split('\r\n\r\n');
+      const headers = new Map(
+        head
+          .split('\r\n')
+          .slice(1)
+          .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      return { statusLine: head.split('\r\n')[0], headers, body: JSON.parse(body) as Record<string, unknown> };
+    };
+
+    it.each([
+      [
+        'a raw non-ASCII byte in the path',
+        Buffer.from('GET /posts/\xe9 HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'),
+        400,
+        'bad-request',
+      ],
+      ['a request line that is not HTTP', Buffer.from('HELLO THERE\r\n\r\n'), 400, 'bad-request'],
+      [
+        'headers over 16 KiB',
+        Buffer.from(`GET /posts?author=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+        431,
+        'request-header-fields-too-large',
+      ],
+    ])('answers %s with a problem+json %i, not a bare status line', async (_label, bytes, status, slug) => {
+      const { statusLine, headers, body } = problemOf(await exchange(bytes));
+
+      expect(statusLine).toBe(
+        `HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`,
+      );
+      expect(headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+      expect(headers.get('connection')).toBe('close');
+      expect(body).toMatchObject({ type: `urn:problem-type:posts-api:${slug}`, status, instance: '/' });
+      expect(body.requestId).toBe(headers.get('x-request-id'));
+      expect(String(body.detail).length).toBeGreaterThan(0);
     });
   });
 

@@ -35,6 +35,8 @@ export const ProblemTypes = {
   unsupportedMediaType: define('unsupported-media-type', 415, 'Unsupported media type'),
   idempotencyKeyReused: define('idempotency-key-reused', 422, 'Idempotency key reused with another request'),
   preconditionRequired: define('precondition-required', 428, 'Precondition required'),
+  headerFieldsTooLarge: define('request-header-fields-too-large', 431, 'Request header fields too large'),
+  requestTimeout: define('request-timeout', 408, 'Request timeout'),
   rateLimited: define('rate-limited', 429, 'Too many requests'),
   serviceUnavailable: define('service-unavailable', 503, 'Service temporarily unavailable'),
   internalError: define('internal-error', 500, 'Internal server error'),
