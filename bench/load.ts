@@ -144,11 +144,19 @@ export function listPageRequests(path: string): autocannon.Request[] {
   return [{ method: 'GET', path }];
 }
 
-/** The soak's mix: 80% GET /posts/:id, 10% GET /posts (first page), 10% POST /posts. */
-export function soakMixRequests(range: IdRange): autocannon.Request[] {
+/**
+ * The soak's mix: 80% GET /posts/:id, 10% GET /posts (first page), 10% POST /posts. `onCreated`
+ * receives the id of every post the service acknowledged with 201.
+ */
+export function soakMixRequests(range: IdRange, onCreated?: (id: number) => void): autocannon.Request[] {
   return [
     {
       method: 'GET',
+      onResponse: onCreated
+        ? (status, body) => {
+            if (status === 201) onCreated((JSON.parse(body) as { id: number }).id);
+          }
+        : undefined,
       setupRequest: (request) => {
         const draw = Math.random();
         if (draw < 0.8) return { ...request, method: 'GET', path: `/posts/${randomId(range)}` };
