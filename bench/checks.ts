@@ -8,11 +8,14 @@ interface Answer {
   status: number;
   headers: Headers;
   body: string;
+  /** The body as received, before decoding. */
+  bytes: Buffer;
 }
 
 async function call(url: string, init: RequestInit = {}): Promise<Answer> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-  return { status: response.status, headers: response.headers, body: await response.text() };
+  const bytes = Buffer.from(await response.arrayBuffer());
+  return { status: response.status, headers: response.headers, body: bytes.toString('utf8'), bytes };
 }
 
 function expect(condition: boolean, message: string): void {
@@ -42,25 +45,18 @@ export async function checkServicePipeline(service: ChildServer, apiKey: string,
   return 'auth (401 without token, 200 with the key), throttler headers, /metrics, request log';
 }
 
-/** The baseline's GET and POST answer with the service's status, JSON, Content-Type, ETag and Location. */
+/**
+ * The baseline's GET and POST answer with the service's status, JSON, Content-Type, ETag and Location
+ * (the GET's body byte for byte).
+ */
 export async function checkBaselineParity(
   service: ChildServer,
   baseline: ChildServer,
   apiKey: string,
   postId: number,
 ): Promise<void> {
+  await checkGetParity(service, baseline, 'the baseline', apiKey, postId);
   const headers = { authorization: `Bearer ${apiKey}` };
-  const [fromService, fromBaseline] = await Promise.all(
-    [service, baseline].map((server) => call(`${server.baseUrl}/posts/${postId}`, { headers })),
-  );
-  const what = `GET /posts/${postId}`;
-  expect(fromBaseline.status === fromService.status, `${what}: status ${fromBaseline.status} ≠ ${fromService.status}`);
-  expect(fromBaseline.body === fromService.body, `${what}: the baseline's JSON differs from the service's`);
-  for (const name of ['content-type', 'etag']) {
-    const [expected, actual] = [fromService.headers.get(name), fromBaseline.headers.get(name)];
-    expect(actual === expected, `${what}: ${name} ${actual} ≠ ${expected}`);
-  }
-
   const body = JSON.stringify({ title: 'Parity check', content: 'Created by the benchmark', author: 'bench' });
   const created = await Promise.all(
     [service, baseline].map((server) =>
@@ -83,5 +79,35 @@ export async function checkBaselineParity(
     expect(answer.headers.get('location') === `/posts/${String(post.id)}`, `POST /posts (${who}): Location`);
     expect(answer.headers.get('etag') === `"${String(post.id)}.1"`, `POST /posts (${who}): ETag`);
     expect(answer.headers.get('content-type') === serviceContentType, `POST /posts (${who}): Content-Type`);
+  }
+}
+
+/** F answers GET /posts/:id with the service's status, Content-Type and ETag, and its body byte for byte. */
+export async function checkFloorParity(
+  service: ChildServer,
+  floor: ChildServer,
+  apiKey: string,
+  postIds: number[],
+): Promise<void> {
+  for (const postId of postIds) await checkGetParity(service, floor, 'F', apiKey, postId);
+}
+
+async function checkGetParity(
+  service: ChildServer,
+  other: ChildServer,
+  who: string,
+  apiKey: string,
+  postId: number,
+): Promise<void> {
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const [fromService, fromOther] = await Promise.all(
+    [service, other].map((server) => call(`${server.baseUrl}/posts/${postId}`, { headers })),
+  );
+  const what = `GET /posts/${postId}`;
+  expect(fromOther.status === fromService.status, `${what}: status ${fromOther.status} ≠ ${fromService.status}`);
+  expect(fromOther.bytes.equals(fromService.bytes), `${what}: the body of ${who} differs from the service's`);
+  for (const name of ['content-type', 'etag']) {
+    const [expected, actual] = [fromService.headers.get(name), fromOther.headers.get(name)];
+    expect(actual === expected, `${what}: ${name} of ${who} ${actual} ≠ ${expected}`);
   }
 }

@@ -44,6 +44,8 @@ export interface SideResult {
 export interface Comparison {
   a: SideResult;
   b: SideResult;
+  /** Further sides measured in the same rounds (the framework floor F of get --floor). */
+  more?: SideResult[];
   /** Non-2xx responses and errors of the measured rounds; any makes the comparison worthless. */
   problems: string[];
 }
@@ -52,25 +54,29 @@ export interface Comparison {
 const PAUSE_MS = 1_000;
 
 /**
- * Warms A up, then B, then measures the rounds, alternating A and B (A B, B A, A B …): A and B never
- * run at the same time, and slow drift of the machine (other load, thermal state) touches both alike.
+ * Warms A up, then B (then any further side), then measures the rounds, alternating the order (A B,
+ * B A, A B …; with a third side A B C, C B A …): the sides never run at the same time, and slow drift
+ * of the machine (other load, thermal state) touches them alike.
  */
-export async function compareAlternating(a: Contender, b: Contender, settings: RunSettings): Promise<Comparison> {
+export async function compareAlternating(
+  a: Contender,
+  b: Contender,
+  settings: RunSettings,
+  more: Contender[] = [],
+): Promise<Comparison> {
+  const contenders = [a, b, ...more];
   const problems: string[] = [];
   const warmups = new Map<Contender, LoadResult>();
-  for (const contender of [a, b]) {
+  for (const contender of contenders) {
     const result = await measure(contender, settings, settings.warmupSeconds, 'warm-up');
     const problem = loadProblems(result);
     if (problem !== undefined) printLoud([`${contender.name} during warm-up: ${problem}`]);
     warmups.set(contender, result);
   }
-  const rounds = new Map<Contender, LoadResult[]>([
-    [a, []],
-    [b, []],
-  ]);
+  const rounds = new Map<Contender, LoadResult[]>(contenders.map((contender) => [contender, []]));
   for (let round = 1; round <= settings.rounds; round++) {
-    // A B, B A, A B …: a drift during the run favours neither side.
-    for (const contender of round % 2 === 1 ? [a, b] : [b, a]) {
+    // A B, B A, A B …: a drift during the run favours no side.
+    for (const contender of round % 2 === 1 ? contenders : [...contenders].reverse()) {
       const result = await measure(contender, settings, settings.durationSeconds, `round ${round}`);
       const problem = loadProblems(result);
       if (problem !== undefined) {
@@ -87,7 +93,15 @@ export async function compareAlternating(a: Contender, b: Contender, settings: R
     rounds: rounds.get(contender)!,
     median: medians(rounds.get(contender)!),
   });
-  return { a: side(a), b: side(b), problems };
+  return { a: side(a), b: side(b), ...(more.length > 0 ? { more: more.map(side) } : {}), problems };
+}
+
+/** The failures a side's measured rounds saw, one line per round. */
+export function sideProblems(side: SideResult): string[] {
+  return side.rounds.flatMap((round, index) => {
+    const problem = loadProblems(round);
+    return problem === undefined ? [] : [`${side.name}, round ${index + 1}: ${problem}`];
+  });
 }
 
 /** One run of one contender, printed as one line. */
@@ -97,7 +111,18 @@ export async function measure(
   durationSeconds: number,
   label: string,
 ): Promise<LoadResult> {
+  return (await measureWindow(contender, settings, durationSeconds, label)).result;
+}
+
+/** Like measure(), with when the load ran: microseconds of the monotonic clock (as in a V8 CPU profile). */
+export async function measureWindow(
+  contender: Contender,
+  settings: RunSettings,
+  durationSeconds: number,
+  label: string,
+): Promise<{ result: LoadResult; window: { startUs: number; endUs: number } }> {
   await sleep(PAUSE_MS);
+  const startUs = monotonicMicroseconds();
   const cpuBefore = cpuSeconds(contender.pid);
   const load = await runLoad({
     baseUrl: contender.baseUrl,
@@ -108,8 +133,14 @@ export async function measure(
     overallRate: settings.overallRate,
   });
   const result = { ...load, serverCpuMsPerRequest: ((cpuSeconds(contender.pid) - cpuBefore) * 1000) / load.responses };
+  const endUs = monotonicMicroseconds();
   print(`    ${label.padEnd(9)} ${contender.name.padEnd(12)} ${describeRun(result)}`);
-  return result;
+  return { result, window: { startUs, endUs } };
+}
+
+// process.hrtime is CLOCK_MONOTONIC on Linux, the clock of V8's profile timestamps in every process.
+function monotonicMicroseconds(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 export function describeRun(result: LoadResult): string {
@@ -126,10 +157,10 @@ export function describeRun(result: LoadResult): string {
   ].join('  ');
 }
 
-/** A scenario's result: both sides' medians, their failures, then `outcome` (ratio, target, verdict). */
-export function printComparison(scenario: string, comparison: Comparison, outcome: string): void {
+/** A scenario's result: every side's medians, their failures, then `outcome` (ratio, target, verdict). */
+export function printComparison(scenario: string, comparison: Comparison, outcome: string | string[]): void {
   print(`  => ${scenario}, medians of ${comparison.a.rounds.length} round(s):`);
-  for (const side of [comparison.a, comparison.b]) {
+  for (const side of [comparison.a, comparison.b, ...(comparison.more ?? [])]) {
     const { median: value, rounds } = side;
     const non2xx = rounds.reduce((sum, round) => sum + round.non2xx, 0);
     const errors = rounds.reduce((sum, round) => sum + round.errors, 0);
@@ -142,7 +173,7 @@ export function printComparison(scenario: string, comparison: Comparison, outcom
     ];
     print(`     ${side.name.padEnd(12)} ${figures.join('  ')}`);
   }
-  print(`     ${outcome}`);
+  for (const line of typeof outcome === 'string' ? [outcome] : outcome) print(`     ${line}`);
 }
 
 export function medians(results: LoadResult[]): Medians {

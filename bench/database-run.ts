@@ -1,5 +1,6 @@
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { checkBaselineParity, checkServicePipeline } from './checks.js';
+import { checkBaselineParity, checkFloorParity, checkServicePipeline } from './checks.js';
 import { createBenchDatabase, withConnection, type BenchDatabase } from './databases.js';
 import type { BenchOptions, DatabaseTarget, ScenarioName } from './options.js';
 import { formatNumber, formatSeconds, print } from './output.js';
@@ -12,7 +13,7 @@ import type { ScenarioResult } from './scenarios/scenario-result.js';
 import { runSoakScenario } from './scenarios/soak.js';
 import { runCreateScenario, runGetScenario } from './scenarios/throughput.js';
 import { ownerIdOfApiKey, postIdRange, seedPostsUpTo } from './seed.js';
-import { startBaseline, startService, type ServiceSecrets } from './servers.js';
+import { startBaseline, startFloor, startService, type ServiceSecrets } from './servers.js';
 
 // get, create, latency and soak run on a table of this size (it fits every cache: they measure the
 // request path, not the disk); deep-page then tops the table up to a million rows.
@@ -72,6 +73,15 @@ export async function benchmarkDatabase(
       },
       idRange,
       cursorSecret: secrets.cursorSecret,
+      // --profile: another service process, under node --cpu-prof, its profile in the temporary directory.
+      startProfiledService: options.profile
+        ? async (scenario) => {
+            const fileName = `service-${database.kind}-${scenario}.cpuprofile`;
+            const label = `${database.kind}-${scenario}-cpu-prof`;
+            const server = await startService(database.url, secrets, workDir, label, { directory: workDir, fileName });
+            return { server, profilePath: join(workDir, fileName) };
+          }
+        : undefined,
     };
 
     if (BASELINE_SCENARIOS.some(selected)) {
@@ -82,7 +92,20 @@ export async function benchmarkDatabase(
           'and Location as the service',
       );
       context.baseline = baseline;
-      if (selected('get')) results.push(await runGetScenario(context));
+      if (selected('get')) {
+        if (options.floor) {
+          const floor = await startFloor(database.kind, database.url, ownerId, workDir, idRange.min);
+          context.floor = floor;
+          await checkFloorParity(service, floor, secrets.apiKey, [idRange.min, idRange.max]);
+          print(
+            `  F: NestJS + platform-express, pid ${floor.pid}, ${floor.baseUrl}; checked: GET /posts/${idRange.min} and ` +
+              `/posts/${idRange.max} answer the service's body byte for byte, Content-Type and ETag`,
+          );
+        }
+        results.push(...(await runGetScenario(context)));
+        await context.floor?.stop();
+        context.floor = undefined;
+      }
       if (selected('latency')) results.push(await runLatencyScenario(context));
       if (selected('create')) results.push(await runCreateScenario(context));
       await baseline.stop();

@@ -24,6 +24,10 @@ export interface BenchOptions {
   scenarios: ScenarioName[];
   /** Seconds; null: no soak. */
   soakSeconds: number | null;
+  /** get also measures F, the smallest NestJS application answering the same request. */
+  floor: boolean;
+  /** get and create add a run of the service under node --cpu-prof, analysed after the measured rounds. */
+  profile: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -36,6 +40,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds N              measured rounds per server and scenario (default 3)
   --scenario a,b          any of get, create, deep-page, latency, soak (default: all but soak)
   --soak 10m              run the soak scenario for that long (adds it to the scenarios)
+  --floor                 get: also measure F, the smallest NestJS app answering the same
+                          request (the framework floor), in the same rounds
+  --profile               get, create: one more run of the service under node --cpu-prof
+                          after the measured rounds; prints where its CPU time goes
   --help                  this text
 `;
 
@@ -53,6 +61,8 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       rounds: { type: 'string', default: '3' },
       scenario: { type: 'string' },
       soak: { type: 'string' },
+      floor: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -70,6 +80,8 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     rounds: parsePositiveInteger(values.rounds, '--rounds'),
     scenarios,
     soakSeconds,
+    floor: values.floor,
+    profile: values.profile,
   };
 }
 

@@ -8,7 +8,14 @@ export interface ChildServer {
   pid: number;
   baseUrl: string;
   logPath: string;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
+  stop(): Promise<ExitStatus>;
+}
+
+/** How a child ended: `code` when it exited, `signal` when a signal ended it. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 const STOP_TIMEOUT_MS = 15_000;
@@ -37,12 +44,14 @@ export interface StartServerOptions {
   readyPath: string;
   /** stdout and stderr go here (appended). */
   logPath: string;
+  /** Options of the node binary itself, before the script (e.g. --cpu-prof). */
+  nodeOptions?: string[];
 }
 
 /** Starts `node script` and resolves once it answers on readyPath; rejects with its log when it dies first. */
 export async function startServer(options: StartServerOptions): Promise<ChildServer> {
   const log = openSync(options.logPath, 'a');
-  const child = spawn(process.execPath, [options.script], {
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), options.script], {
     cwd: options.cwd,
     env: options.env,
     stdio: ['ignore', log, log],
@@ -84,17 +93,17 @@ async function waitUntilReady(url: string): Promise<void> {
   }
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess): Promise<ExitStatus> {
   if (child.exitCode !== null || child.signalCode !== null) {
     running.delete(child);
-    return Promise.resolve();
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       clearTimeout(timer);
       running.delete(child);
-      resolve();
+      resolve({ code, signal });
     });
     child.kill('SIGTERM');
   });

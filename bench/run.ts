@@ -1,6 +1,6 @@
 // npm run bench: the service (production build) against raw node:http baselines. See BENCHMARKS.md.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -53,8 +53,14 @@ async function main(): Promise<number> {
   print(
     `Settings: ${formatSeconds(options.durationSeconds)} per run, ${formatSeconds(options.warmupSeconds)} warm-up, ` +
       `${options.connections} connections, ${options.rounds} round(s), scenarios ${options.scenarios.join(', ')}` +
-      (options.soakSeconds === null ? '' : `, soak ${formatSeconds(options.soakSeconds)}`),
+      (options.soakSeconds === null ? '' : `, soak ${formatSeconds(options.soakSeconds)}`) +
+      (options.floor ? ', --floor' : '') +
+      (options.profile ? ', --profile' : ''),
   );
+  if (options.floor && !options.scenarios.includes('get')) print('--floor: only get measures F, and get is not run');
+  if (options.profile && !options.scenarios.some((name) => name === 'get' || name === 'create')) {
+    print('--profile: only get and create are profiled, and neither is run');
+  }
 
   workDir = mkdtempSync(join(tmpdir(), 'posts-bench-'));
   const secrets: ServiceSecrets = {
@@ -86,7 +92,7 @@ async function main(): Promise<number> {
     scenarios: results,
   });
   print(`Results: ${path}`);
-  rmSync(workDir, { recursive: true, force: true });
+  removeWorkDir(workDir, options.profile);
   const invalid = results.filter((result) => result.verdict === 'INVALID');
   if (invalid.length > 0) {
     printLoud([
@@ -104,6 +110,19 @@ function sqliteVersion(): string {
   } finally {
     database.close();
   }
+}
+
+/** The temporary directory goes, but for the CPU profiles of --profile, which stay there. */
+function removeWorkDir(directory: string, keepProfiles: boolean): void {
+  const profiles = keepProfiles ? readdirSync(directory).filter((name) => name.endsWith('.cpuprofile')) : [];
+  if (profiles.length === 0) {
+    rmSync(directory, { recursive: true, force: true });
+    return;
+  }
+  for (const name of readdirSync(directory)) {
+    if (!name.endsWith('.cpuprofile')) rmSync(join(directory, name), { recursive: true, force: true });
+  }
+  print(`CPU profiles kept in ${directory}: ${profiles.join(', ')}`);
 }
 
 /** Stops the load and every child, drops the databases; keeps the logs when something went wrong. */

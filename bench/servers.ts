@@ -9,6 +9,7 @@ const BASELINES = {
   sqlite: fileURLToPath(new URL('./baselines/sqlite-server.js', import.meta.url)),
   mysql: fileURLToPath(new URL('./baselines/mysql-server.js', import.meta.url)),
 };
+const NEST_FLOOR = fileURLToPath(new URL('./baselines/nest-floor.js', import.meta.url));
 
 /** What the service is started with; the same on every start of a run. */
 export interface ServiceSecrets {
@@ -25,21 +26,35 @@ function baseEnvironment(): NodeJS.ProcessEnv {
   return { PATH, HOME, TMPDIR, TZ, NODE_ENV: 'production' };
 }
 
+/** A start of the service under `node --cpu-prof` (--profile). */
+export interface CpuProfiling {
+  /** --cpu-prof-dir */
+  directory: string;
+  /** --cpu-prof-name, e.g. `service-sqlite-get.cpuprofile`. */
+  fileName: string;
+}
+
 /**
  * The production build (`node dist/src/main.js`) with the whole pipeline on: API-key authentication
  * with a real key, the throttler (with a limit the benchmark cannot reach), validation, request logs
- * at the default level (written to a file) and metrics. Migrations run on start.
+ * at the default level (written to a file) and metrics. Migrations run on start. With `cpuProfile`,
+ * under `node --cpu-prof`: the profile is written when the service exits (SIGTERM: it exits 0).
  */
 export async function startService(
   databaseUrl: string,
   secrets: ServiceSecrets,
   workDir: string,
   label: string,
+  cpuProfile?: CpuProfiling,
 ): Promise<ChildServer> {
   const port = await freePort();
   return startServer({
     name: `service (${label})`,
     script: SERVICE_MAIN,
+    nodeOptions:
+      cpuProfile === undefined
+        ? undefined
+        : ['--cpu-prof', `--cpu-prof-dir=${cpuProfile.directory}`, `--cpu-prof-name=${cpuProfile.fileName}`],
     cwd: ROOT,
     port,
     readyPath: '/health/live',
@@ -79,6 +94,36 @@ export async function startBaseline(
       DATABASE_URL: databaseUrl,
       POST_OWNER_ID: ownerId,
       // The service's default pool size.
+      DATABASE_POOL_SIZE: '10',
+    },
+  });
+}
+
+/**
+ * F (--floor): the smallest NestJS application answering GET /posts/:id with the baselines' store. It
+ * serves nothing else, so it is ready once the post `readyPostId` answers 200.
+ */
+export async function startFloor(
+  kind: 'sqlite' | 'mysql',
+  databaseUrl: string,
+  ownerId: string,
+  workDir: string,
+  readyPostId: number,
+): Promise<ChildServer> {
+  const port = await freePort();
+  return startServer({
+    name: 'framework floor F',
+    script: NEST_FLOOR,
+    cwd: ROOT,
+    port,
+    readyPath: `/posts/${readyPostId}`,
+    logPath: join(workDir, `floor-${kind}.log`),
+    env: {
+      ...baseEnvironment(),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      POST_OWNER_ID: ownerId,
       DATABASE_POOL_SIZE: '10',
     },
   });

@@ -106,7 +106,7 @@ async function handle(
 }
 
 // The service's PostResource, fields in the same order.
-function representation(post: StoredPost): object {
+export function representation(post: StoredPost): object {
   return {
     id: post.id,
     title: post.title,
@@ -117,7 +117,7 @@ function representation(post: StoredPost): object {
   };
 }
 
-function postETag(post: StoredPost): string {
+export function postETag(post: StoredPost): string {
   return `"${post.id}.${post.version}"`;
 }
 

@@ -2,6 +2,7 @@ import type { RunSettings } from '../compare.js';
 import type { BenchDatabase } from '../databases.js';
 import type { IdRange } from '../load.js';
 import type { ChildServer } from '../processes.js';
+import type { ProfiledServiceStarter } from '../profiling.js';
 
 /** What a scenario runs against, on one database. */
 export interface ScenarioContext {
@@ -10,6 +11,10 @@ export interface ScenarioContext {
   /** B0 (MySQL) or B0s (SQLite); absent for the service-only scenarios. */
   baseline?: ChildServer;
   baselineName: 'B0' | 'B0s';
+  /** F, the smallest NestJS application answering GET /posts/:id (--floor), while get runs. */
+  floor?: ChildServer;
+  /** With --profile: starts another service process under node --cpu-prof. */
+  startProfiledService?: ProfiledServiceStarter;
   /** Without a fixed rate; scenarios add one where they need it. */
   settings: RunSettings;
   /** Ids of the seeded posts, drawn at random by the GET requests. */

@@ -1,7 +1,11 @@
 import type { ScenarioName } from '../options.js';
+import type { ProfileReport } from '../profiling.js';
 
-/** BELOW: measured and short of the target. INVALID: failures were measured, the numbers mean nothing. */
-export type Verdict = 'PASS' | 'BELOW' | 'INVALID' | 'NO TARGET';
+/**
+ * BELOW: measured and short of the target. INVALID: failures were measured, the numbers mean nothing.
+ * INFO: a ratio given for explanation (--floor), never a target.
+ */
+export type Verdict = 'PASS' | 'BELOW' | 'INVALID' | 'NO TARGET' | 'INFO';
 
 export interface ScenarioResult {
   scenario: ScenarioName;
@@ -21,6 +25,8 @@ export interface ScenarioResult {
   notes: string[];
   /** Every run, for the JSON file. */
   details: unknown;
+  /** --profile: where the CPU time of a profiled run of the service went. */
+  profile?: ProfileReport;
 }
 
 /** PASS or BELOW against a bound on the ratio; INVALID when the measurement saw failures. */

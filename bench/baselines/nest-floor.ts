@@ -1,0 +1,50 @@
+// F (--floor): the framework floor. The smallest NestJS application on platform-express, the
+// framework the service is built on, that answers GET /posts/:id like B0/B0s: the same SQL through the
+// same store (better-sqlite3 statement or mysql2 pool, same settings), the same JSON, Content-Type and
+// ETag. One controller, one provider, ParseIntPipe and nothing else: no guards, interceptors, other
+// pipes, middleware (not even Nest's default body parsers) or logging. Run as a child process.
+import 'reflect-metadata';
+import { Controller, Get, Inject, Module, NotFoundException, Param, ParseIntPipe, Res } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Response } from 'express';
+import { openMysqlStore } from './mysql-store.js';
+import { baselineSettings, postETag, representation, type PostStore } from './post-http.js';
+import { openSqliteStore } from './sqlite-store.js';
+
+const POST_STORE = Symbol('POST_STORE');
+
+const settings = baselineSettings(process.env);
+const store = settings.databaseUrl.startsWith('sqlite:') ? openSqliteStore(settings) : openMysqlStore(settings);
+
+@Controller('posts')
+class PostsController {
+  constructor(@Inject(POST_STORE) private readonly posts: PostStore) {}
+
+  @Get(':id')
+  async findOne(
+    @Param('id', ParseIntPipe) id: number,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<object> {
+    const post = await this.posts.findById(id);
+    if (post === undefined) throw new NotFoundException();
+    response.setHeader('ETag', postETag(post));
+    return representation(post);
+  }
+}
+
+@Module({ controllers: [PostsController], providers: [{ provide: POST_STORE, useValue: store }] })
+class FloorModule {}
+
+const app = await NestFactory.create<NestExpressApplication>(FloorModule, { logger: false, bodyParser: false });
+await app.listen(settings.port, settings.host);
+
+const stop = (): void => {
+  void app
+    .close()
+    .then(() => store.close())
+    .finally(() => process.exit(0));
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
+process.stdout.write(`F (NestJS + platform-express) listening on ${settings.host}:${settings.port}\n`);
