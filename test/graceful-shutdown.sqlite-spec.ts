@@ -140,6 +140,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
 
     const beforeSignal = results.filter((result) => result.sentAt < signalledAt);
     const unanswered = beforeSignal.filter((result) => result.status === undefined || result.status >= 300);
+    // A request whose connection was refused (sentAt Infinity) never reached the server.
     const afterSignal = results.filter((result) => result.sentAt >= signalledAt);
     process.stdout.write(
       `graceful shutdown under load: ${beforeSignal.length} requests sent before SIGTERM, ` +

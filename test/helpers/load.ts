@@ -2,7 +2,10 @@ import { Agent, request } from 'node:http';
 
 export interface LoadResult {
   method: 'POST' | 'GET';
-  /** When the request was written, in Date.now() time. */
+  /**
+   * When the request went on the wire: Date.now() once it had a connected socket; Infinity when it
+   * never got one (a refused connection never carried it).
+   */
   sentAt: number;
   status?: number;
   /** The client-side failure (ECONNREFUSED, ECONNRESET, …) when no response came. */
@@ -19,8 +22,7 @@ export interface LoadOptions {
 
 /**
  * `workers` clients on keep-alive connections, each sending POST /posts and then GET of the post
- * it created, back to back, until `stop()`. There are never more requests than connections, so
- * every request goes on the wire when it is sent and `sentAt` is honest.
+ * it created, back to back, until `stop()`; at most one request per connection at a time.
  */
 export function startLoad(baseUrl: string, token: string, options: LoadOptions) {
   const { hostname, port, pathname } = new URL(baseUrl);
@@ -36,7 +38,7 @@ export function startLoad(baseUrl: string, token: string, options: LoadOptions) 
         headers['content-type'] = 'application/json';
         headers['content-length'] = Buffer.byteLength(body);
       }
-      const result: LoadResult = { method, sentAt: Date.now() };
+      const result: LoadResult = { method, sentAt: Infinity };
       const outgoing = request({ host: hostname, port, method, path: prefix + path, agent, headers }, (response) => {
         let text = '';
         response.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -44,6 +46,10 @@ export function startLoad(baseUrl: string, token: string, options: LoadOptions) 
           resolve({ ...result, status: response.statusCode, headers: response.headers, body: text }),
         );
         response.on('error', (error) => resolve({ ...result, error: error.message }));
+      });
+      outgoing.on('socket', (socket) => {
+        if (!socket.connecting) result.sentAt = Date.now();
+        else socket.once('connect', () => (result.sentAt = Date.now()));
       });
       outgoing.on('error', (error: NodeJS.ErrnoException) =>
         resolve({ ...result, error: error.code ?? error.message }),
