@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request as ExpressRequest } from 'express';
 import { Global, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import type { DestinationStream, Level } from 'pino';
+import { pino, type DestinationStream, type Level } from 'pino';
 import type { Options } from 'pino-http';
 import type { Principal } from '../auth/principal.js';
 import { routeTemplateOf } from '../common/http/route-template.js';
@@ -62,7 +62,13 @@ export const LoggingModule = LoggerModule.forRootAsync({
       customErrorMessage: (request, response) => `${request.method} ${routeTemplateOf(request)} ${response.statusCode}`,
       ...(destination === null && process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}),
     };
-    return { pinoHttp: destination === null ? options : [options, destination] };
+    if (destination !== null) return { pinoHttp: [options, destination] };
+    if (options.transport) return { pinoHttp: options };
+    // stdout that is not a terminal: written asynchronously, so a line costs no blocking write()
+    // per request; under load the lines written while one write is in flight go out together.
+    // pino flushes what is pending when the process exits (graceful shutdown, a crash); only a
+    // SIGKILL or power loss can lose the lines of the last few milliseconds.
+    return { pinoHttp: [options, pino.destination({ dest: 1, sync: false })] };
   },
 });
 
