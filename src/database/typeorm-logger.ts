@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Logger as TypeOrmLogger } from 'typeorm';
+import { isUniqueViolation } from './database-errors.js';
 
 /**
  * Sends TypeORM's messages through Nest's logger (levels, format, destination) instead of
@@ -11,6 +12,12 @@ export class TypeOrmNestLogger implements TypeOrmLogger {
   logQuery(): void {}
 
   logQueryError(error: string | Error, query: string): void {
+    // A duplicate is an answer, not a fault: the idempotency claim and the key bootstrap insert
+    // first and handle the refusal (a retry, a replay). The message would quote the duplicate value.
+    if (isUniqueViolation(error)) {
+      this.logger.debug({ message: 'query refused a duplicate; the caller handles it', query });
+      return;
+    }
     this.logger.error({ message: 'query failed', error: error instanceof Error ? error.message : error, query });
   }
 
