@@ -1,24 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateApiKeyToken } from '../src/auth/api-keys/api-key-token.js';
 import { acknowledgedIds, startLoad } from './helpers/load.js';
+import { freePort } from './helpers/free-port.js';
 
 // SQLite only: runs the compiled service (built once by the project's global setup) as its own
 // process, because what is tested is the process's answer to a signal.
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** A POST whose body trickles in over `durationMs`: in flight for that long once its headers are sent. */
 function slowPost(
   port: number,

@@ -1,24 +1,16 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stripVTControlCharacters as stripColours } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateApiKeyToken } from '../src/auth/api-keys/api-key-token.js';
+import { freePort } from './helpers/free-port.js';
 
 // SQLite only: runs the compiled service (built once by the project's global setup) as its own
 // process, because what is tested is what it writes to a pipe and to a terminal. The terminal is a
 // pseudo-terminal from util-linux's script(1).
 const MAIN = resolve('dist/src/main.js');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 describe('log output', { timeout: 60_000 }, () => {
   const directory = mkdtempSync(join(tmpdir(), 'posts-log-format-'));
