@@ -56,30 +56,7 @@ export async function checkBaselineParity(
   postId: number,
 ): Promise<void> {
   await checkGetParity(service, baseline, 'the baseline', apiKey, postId);
-  const headers = { authorization: `Bearer ${apiKey}` };
-  const body = JSON.stringify({ title: 'Parity check', content: 'Created by the benchmark', author: 'bench' });
-  const created = await Promise.all(
-    [service, baseline].map((server) =>
-      call(`${server.baseUrl}/posts`, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body,
-      }),
-    ),
-  );
-  const [serviceContentType] = created.map((answer) => answer.headers.get('content-type'));
-  for (const [index, answer] of created.entries()) {
-    const who = index === 0 ? 'service' : 'baseline';
-    expect(answer.status === 201, `POST /posts (${who}) answered ${answer.status}`);
-    const post = JSON.parse(answer.body) as Record<string, unknown>;
-    expect(
-      Object.keys(post).join() === 'id,title,content,author,createdAt,updatedAt',
-      `POST /posts (${who}): fields ${Object.keys(post).join()}`,
-    );
-    expect(answer.headers.get('location') === `/posts/${String(post.id)}`, `POST /posts (${who}): Location`);
-    expect(answer.headers.get('etag') === `"${String(post.id)}.1"`, `POST /posts (${who}): ETag`);
-    expect(answer.headers.get('content-type') === serviceContentType, `POST /posts (${who}): Content-Type`);
-  }
+  await checkCreateParity(service, baseline, 'baseline', apiKey);
 }
 
 /** F answers GET /posts/:id with the service's status, Content-Type and ETag, and its body byte for byte. */
@@ -90,6 +67,41 @@ export async function checkFloorParity(
   postIds: number[],
 ): Promise<void> {
   for (const postId of postIds) await checkGetParity(service, floor, 'F', apiKey, postId);
+}
+
+/**
+ * F answers POST /posts with 201, the service's Content-Type, a Location /posts/<id>, an ETag "<id>.1"
+ * and a body with the service's fields.
+ */
+export async function checkFloorCreateParity(service: ChildServer, floor: ChildServer, apiKey: string): Promise<void> {
+  await checkCreateParity(service, floor, 'F', apiKey);
+}
+
+async function checkCreateParity(service: ChildServer, other: ChildServer, who: string, apiKey: string): Promise<void> {
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const body = JSON.stringify({ title: 'Parity check', content: 'Created by the benchmark', author: 'bench' });
+  const created = await Promise.all(
+    [service, other].map((server) =>
+      call(`${server.baseUrl}/posts`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      }),
+    ),
+  );
+  const [serviceContentType] = created.map((answer) => answer.headers.get('content-type'));
+  for (const [index, answer] of created.entries()) {
+    const name = index === 0 ? 'service' : who;
+    expect(answer.status === 201, `POST /posts (${name}) answered ${answer.status}`);
+    const post = JSON.parse(answer.body) as Record<string, unknown>;
+    expect(
+      Object.keys(post).join() === 'id,title,content,author,createdAt,updatedAt',
+      `POST /posts (${name}): fields ${Object.keys(post).join()}`,
+    );
+    expect(answer.headers.get('location') === `/posts/${String(post.id)}`, `POST /posts (${name}): Location`);
+    expect(answer.headers.get('etag') === `"${String(post.id)}.1"`, `POST /posts (${name}): ETag`);
+    expect(answer.headers.get('content-type') === serviceContentType, `POST /posts (${name}): Content-Type`);
+  }
 }
 
 async function checkGetParity(

@@ -44,7 +44,7 @@ export interface SideResult {
 export interface Comparison {
   a: SideResult;
   b: SideResult;
-  /** Further sides measured in the same rounds (the framework floor F of get --floor). */
+  /** Further sides measured in the same rounds (the framework floor F of get and create --floor). */
   more?: SideResult[];
   /** Non-2xx responses and errors of the measured rounds; any makes the comparison worthless. */
   problems: string[];

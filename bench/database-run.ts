@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { checkBaselineParity, checkFloorParity, checkServicePipeline } from './checks.js';
+import { checkBaselineParity, checkFloorCreateParity, checkFloorParity, checkServicePipeline } from './checks.js';
 import { createBenchDatabase, withConnection, type BenchDatabase } from './databases.js';
 import type { BenchOptions, DatabaseTarget, ScenarioName } from './options.js';
 import { formatNumber, formatSeconds, print } from './output.js';
@@ -92,22 +92,40 @@ export async function benchmarkDatabase(
           'and Location as the service',
       );
       context.baseline = baseline;
-      if (selected('get')) {
-        if (options.floor) {
-          const floor = await startFloor(database.kind, database.url, ownerId, workDir, idRange.min);
-          context.floor = floor;
+      // --floor: F runs only while get or create measures it (started for each, so latency runs without it).
+      const startCheckedFloor = async (scenario: 'get' | 'create'): Promise<void> => {
+        if (!options.floor) return;
+        const floor = await startFloor(database.kind, database.url, ownerId, workDir, idRange.min);
+        context.floor = floor;
+        if (scenario === 'get') {
           await checkFloorParity(service, floor, secrets.apiKey, [idRange.min, idRange.max]);
           print(
             `  F: NestJS + platform-express, pid ${floor.pid}, ${floor.baseUrl}; checked: GET /posts/${idRange.min} and ` +
               `/posts/${idRange.max} answer the service's body byte for byte, Content-Type and ETag`,
           );
+        } else {
+          await checkFloorCreateParity(service, floor, secrets.apiKey);
+          print(
+            `  F: NestJS + platform-express, pid ${floor.pid}, ${floor.baseUrl}; checked: POST /posts answers 201 with ` +
+              'the service\'s fields and Content-Type, Location /posts/<id> and ETag "<id>.1"',
+          );
         }
-        results.push(...(await runGetScenario(context)));
+      };
+      const stopFloor = async (): Promise<void> => {
         await context.floor?.stop();
         context.floor = undefined;
+      };
+      if (selected('get')) {
+        await startCheckedFloor('get');
+        results.push(...(await runGetScenario(context)));
+        await stopFloor();
       }
       if (selected('latency')) results.push(await runLatencyScenario(context));
-      if (selected('create')) results.push(await runCreateScenario(context));
+      if (selected('create')) {
+        await startCheckedFloor('create');
+        results.push(...(await runCreateScenario(context)));
+        await stopFloor();
+      }
       await baseline.stop();
       context.baseline = undefined;
     }

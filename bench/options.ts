@@ -40,8 +40,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds N              measured rounds per server and scenario (default 3)
   --scenario a,b          any of get, create, deep-page, latency, soak (default: all but soak)
   --soak 10m              run the soak scenario for that long (adds it to the scenarios)
-  --floor                 get: also measure F, the smallest NestJS app answering the same
-                          request (the framework floor), in the same rounds
+  --floor                 get, create: also measure F, the smallest NestJS app answering the
+                          same request (the framework floor), in the same rounds
   --profile               get, create: one more run of the service under node --cpu-prof
                           after the measured rounds; prints where its CPU time goes
   --help                  this text

@@ -100,8 +100,8 @@ export async function startBaseline(
 }
 
 /**
- * F (--floor): the smallest NestJS application answering GET /posts/:id with the baselines' store. It
- * serves nothing else, so it is ready once the post `readyPostId` answers 200.
+ * F (--floor): the smallest NestJS application answering GET /posts/:id and POST /posts with the
+ * baselines' store. It serves nothing else, so it is ready once the post `readyPostId` answers 200.
  */
 export async function startFloor(
   kind: 'sqlite' | 'mysql',

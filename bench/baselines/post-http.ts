@@ -131,7 +131,8 @@ function send(response: ServerResponse, status: number, body: object, headers: R
   response.end(json);
 }
 
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
+/** The request body as UTF-8 text; undefined past 1 MiB. (F reads POST bodies with it too.) */
+export async function readBody(request: IncomingMessage): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let length = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
@@ -142,7 +143,8 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function parseInput(body: string | undefined): PostInput | undefined {
+/** title, content and author as strings, all the validation the baselines (and F) do. */
+export function parseInput(body: string | undefined): PostInput | undefined {
   if (body === undefined) return undefined;
   let parsed: unknown;
   try {

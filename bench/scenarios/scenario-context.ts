@@ -11,7 +11,7 @@ export interface ScenarioContext {
   /** B0 (MySQL) or B0s (SQLite); absent for the service-only scenarios. */
   baseline?: ChildServer;
   baselineName: 'B0' | 'B0s';
-  /** F, the smallest NestJS application answering GET /posts/:id (--floor), while get runs. */
+  /** F, the smallest NestJS application answering GET /posts/:id and POST /posts (--floor), while get or create runs. */
   floor?: ChildServer;
   /** With --profile: starts another service process under node --cpu-prof. */
   startProfiledService?: ProfiledServiceStarter;

@@ -32,36 +32,51 @@ export async function runGetScenario(context: ScenarioContext): Promise<Scenario
     context.floor === undefined ? [] : [contender('F', context.floor, requests)],
   );
   context.baselineGetPeak = comparison.b.median.requestsPerSecond;
-  const floor = comparison.more?.[0];
-  const results = [throughputResult('get', context, comparison, bound, floor)];
-  if (floor !== undefined) {
-    results.push(
-      floorRow(context, floor, comparison.b, 'what the framework alone keeps of the baseline'),
-      floorRow(context, comparison.a, floor, "what the service's pipeline keeps of the framework"),
-    );
-  }
+  const results = throughputResults('get', context, comparison, bound);
   const profile = await profileScenario(context, 'get', requests);
   if (profile !== undefined) results[0].profile = profile;
   return results;
 }
 
-/** create: POST /posts at full speed, service vs baseline (on SQLite for information: no target there). */
-export async function runCreateScenario(context: ScenarioContext): Promise<ScenarioResult> {
+/**
+ * create: POST /posts at full speed, service vs baseline (on SQLite for information: no target there).
+ * With --floor, F runs in the same rounds and adds the same two INFO rows as get.
+ */
+export async function runCreateScenario(context: ScenarioContext): Promise<ScenarioResult[]> {
   const bound = context.database.kind === 'mysql' ? { atLeast: 0.6 } : null;
   print(
     `  create: POST /posts; target: ${
       bound === null ? 'none on SQLite (measured for information)' : `service ≥ ${bound.atLeast} × B0 req/s`
-    }`,
+    }` + (context.floor === undefined ? '' : `; F in the same rounds (service, ${context.baselineName}, F in turn)`),
   );
   const comparison = await compareAlternating(
     contender('service', context.service, createPostRequests()),
     contender(context.baselineName, requireBaseline(context), createPostRequests()),
     context.settings,
+    context.floor === undefined ? [] : [contender('F', context.floor, createPostRequests())],
   );
-  const result = throughputResult('create', context, comparison, bound);
+  const results = throughputResults('create', context, comparison, bound);
   const profile = await profileScenario(context, 'create', createPostRequests());
-  if (profile !== undefined) result.profile = profile;
-  return result;
+  if (profile !== undefined) results[0].profile = profile;
+  return results;
+}
+
+/** The scenario's row, then with F (--floor) its two INFO rows: F / baseline and service / F. */
+function throughputResults(
+  scenario: 'get' | 'create',
+  context: ScenarioContext,
+  comparison: Comparison,
+  bound: { atLeast: number } | null,
+): ScenarioResult[] {
+  const floor = comparison.more?.[0];
+  const results = [throughputResult(scenario, context, comparison, bound, floor)];
+  if (floor !== undefined) {
+    results.push(
+      floorRow(scenario, context, floor, comparison.b, 'what the framework alone keeps of the baseline'),
+      floorRow(scenario, context, comparison.a, floor, "what the service's pipeline keeps of the framework"),
+    );
+  }
+  return results;
 }
 
 function throughputResult(
@@ -104,11 +119,17 @@ function throughputResult(
   };
 }
 
-/** An INFO row of get --floor: one side's median over another's. Its runs are in the get row's details. */
-function floorRow(context: ScenarioContext, top: SideResult, bottom: SideResult, meaning: string): ScenarioResult {
+/** An INFO row of --floor: one side's median over another's. Its runs are in the scenario row's details. */
+function floorRow(
+  scenario: 'get' | 'create',
+  context: ScenarioContext,
+  top: SideResult,
+  bottom: SideResult,
+  meaning: string,
+): ScenarioResult {
   const problems = [...sideProblems(top), ...sideProblems(bottom)];
   return {
-    scenario: 'get',
+    scenario,
     database: context.database.kind,
     unit: 'req/s',
     serviceLabel: top.name,
