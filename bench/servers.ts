@@ -87,15 +87,7 @@ export async function startBaseline(
     port,
     readyPath: '/health',
     logPath: join(workDir, `baseline-${kind}.log`),
-    env: {
-      ...baseEnvironment(),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      POST_OWNER_ID: ownerId,
-      // The service's default pool size.
-      DATABASE_POOL_SIZE: '10',
-    },
+    env: storeServerEnvironment(port, databaseUrl, ownerId),
   });
 }
 
@@ -118,13 +110,19 @@ export async function startFloor(
     port,
     readyPath: `/posts/${readyPostId}`,
     logPath: join(workDir, `floor-${kind}.log`),
-    env: {
-      ...baseEnvironment(),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      POST_OWNER_ID: ownerId,
-      DATABASE_POOL_SIZE: '10',
-    },
+    env: storeServerEnvironment(port, databaseUrl, ownerId),
   });
+}
+
+/** The environment of a server built on the baselines' store (B0, B0s, F). */
+function storeServerEnvironment(port: number, databaseUrl: string, ownerId: string): NodeJS.ProcessEnv {
+  return {
+    ...baseEnvironment(),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    POST_OWNER_ID: ownerId,
+    // The service's default pool size.
+    DATABASE_POOL_SIZE: '10',
+  };
 }
