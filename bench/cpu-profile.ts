@@ -92,7 +92,7 @@ interface StageDefinition {
 
 export const PIPELINE_STAGES: readonly StageDefinition[] = [
   { stage: 'app code (dist/src)', app: true },
-  { stage: 'request logging (nestjs-pino, pino-http)', packages: ['nestjs-pino', 'pino-http'] },
+  { stage: 'request logging (RequestLogMiddleware, AppLogger)', pathPart: '/dist/src/logging/' },
   { stage: 'log lines (pino, sonic-boom)', packages: ['pino', 'sonic-boom'] },
   {
     stage: 'authentication (passport, @nestjs/passport, passport-http-bearer)',

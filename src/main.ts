@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger as PinoLogger } from 'nestjs-pino';
+import { AppLogger } from './logging/app.logger.js';
 import { AppModule } from './app.module.js';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup.js';
 import { ConfigError } from './config/config-error.js';
@@ -17,7 +17,7 @@ async function bootstrap(): Promise<void> {
     // Held until the structured logger below takes over, so start-up messages are JSON as well.
     bufferLogs: true,
   });
-  app.useLogger(app.get(PinoLogger));
+  app.useLogger(app.get(AppLogger));
   configureApp(app, config);
   if (config.cursorSecret === null) {
     new Logger('Config').warn(
