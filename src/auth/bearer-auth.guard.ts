@@ -17,6 +17,11 @@ import type { Principal, ScopeName } from './principal.js';
 
 type RequestWithPrincipal = Request & { user?: Principal };
 
+interface RouteRequirements {
+  isPublic: boolean;
+  scope: ScopeName | undefined;
+}
+
 /**
  * The global guard: every route needs a valid bearer token in the Authorization header (RFC 6750
  * §2.1) unless it is @Public(), and the scope its @RequireScope() names. Refusals are RFC 6750's:
@@ -26,6 +31,7 @@ type RequestWithPrincipal = Request & { user?: Principal };
 export class BearerAuthGuard extends AuthGuard('bearer') {
   private readonly readForm: (request: Request, response: Response) => Promise<void>;
   private readonly failurePolicy: RateLimitPolicy;
+  private readonly requirements = new WeakMap<object, WeakMap<object, RouteRequirements>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -43,8 +49,8 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const { isPublic, scope } = this.routeRequirements(context);
+    if (isPublic) return true;
 
     const http = context.switchToHttp();
     const request = http.getRequest<RequestWithPrincipal>();
@@ -57,9 +63,26 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       throw error;
     }
 
-    const scope = this.reflector.getAllAndOverride<ScopeName | undefined>(REQUIRED_SCOPE, targets);
     if (scope !== undefined && !request.user!.scopes.has(scope)) throw insufficientScope(scope);
     return true;
+  }
+
+  // Decorators are fixed once the app runs: each route's metadata is read once, not per request.
+  private routeRequirements(context: ExecutionContext): RouteRequirements {
+    const controller = context.getClass();
+    const handler = context.getHandler();
+    let byHandler = this.requirements.get(controller);
+    if (byHandler === undefined) this.requirements.set(controller, (byHandler = new WeakMap()));
+    let requirements = byHandler.get(handler);
+    if (requirements === undefined) {
+      const targets = [handler, controller];
+      requirements = {
+        isPublic: this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) === true,
+        scope: this.reflector.getAllAndOverride<ScopeName | undefined>(REQUIRED_SCOPE, targets),
+      };
+      byHandler.set(handler, requirements);
+    }
+    return requirements;
   }
 
   override handleRequest<TUser = Principal>(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { normalizeIp, ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
@@ -19,7 +19,7 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   // One budget per tracker for the whole API (the library's default is one per route).
   protected override generateKey(_: ExecutionContext, tracker: string, throttlerName: string): string {
-    return `${throttlerName}:${createHash('sha256').update(tracker).digest('base64url')}`;
+    return `${throttlerName}:${hash('sha256', tracker, 'base64url')}`;
   }
 
   protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 // Recognisable by secret scanners and by people ("posts secret key"), like GitHub's ghp_ or Stripe's sk_.
@@ -28,7 +28,7 @@ export function isGeneratedKeyShape(token: string): boolean {
 
 /** What is stored instead of the token: its SHA-256, hex. A leaked table does not leak usable keys. */
 export function digestToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** The first characters, enough for a person to tell keys apart in a list; never enough to use. */

@@ -20,6 +20,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 interface CachedKey {
   key: ApiKey;
+  /** What the key stands for, built once per load rather than once per request. */
+  principal: Principal;
   loadedAt: number;
 }
 
@@ -41,13 +43,18 @@ export class ApiKeysService {
 
   /** The principal a token stands for, or null when it is unknown, revoked or expired. */
   async authenticate(token: string, now = Date.now()): Promise<Principal | null> {
-    if (isGeneratedKeyShape(token) && !isWellFormedGeneratedKey(token)) return null;
     const digest = digestToken(token);
-    const cached = this.cache.get(digest);
-    const key = cached && now - cached.loadedAt < KEY_CACHE_TTL_MS ? cached.key : await this.load(digest);
-    if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt.getTime() <= now)) return null;
+    let entry = this.cache.get(digest);
+    if (entry === undefined || now - entry.loadedAt >= KEY_CACHE_TTL_MS) {
+      // Typos and guesses are refused without a lookup (a cached digest passed this check already).
+      if (isGeneratedKeyShape(token) && !isWellFormedGeneratedKey(token)) return null;
+      entry = await this.load(digest);
+    }
+    if (entry === undefined) return null;
+    const { key } = entry;
+    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt.getTime() <= now)) return null;
     this.recordUse(key, now);
-    return { id: `api-key:${key.id}`, kind: 'api-key', scopes: effectiveScopes(key.scopes.split(' ')) };
+    return entry.principal;
   }
 
   async create(input: NewApiKey): Promise<{ apiKey: ApiKey; token: string }> {
@@ -91,7 +98,7 @@ export class ApiKeysService {
     return (result.affected ?? 0) > 0;
   }
 
-  private async load(digest: string): Promise<ApiKey | null> {
+  private async load(digest: string): Promise<CachedKey | undefined> {
     // Concurrent requests with the same token share one query.
     let pending = this.loading.get(digest);
     if (!pending) {
@@ -100,12 +107,16 @@ export class ApiKeysService {
     }
     const key = await pending;
     this.cache.delete(digest);
-    if (key) {
-      this.cache.set(digest, { key, loadedAt: Date.now() });
-      // Map keeps insertion order: the first entry is the least recently loaded.
-      if (this.cache.size > KEY_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    }
-    return key;
+    if (!key) return undefined;
+    const entry: CachedKey = {
+      key,
+      principal: { id: `api-key:${key.id}`, kind: 'api-key', scopes: effectiveScopes(key.scopes.split(' ')) },
+      loadedAt: Date.now(),
+    };
+    this.cache.set(digest, entry);
+    // Map keeps insertion order: the first entry is the least recently loaded.
+    if (this.cache.size > KEY_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    return entry;
   }
 
   private recordUse(key: ApiKey, now: number): void {
