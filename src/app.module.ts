@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
-import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
+import { JsonBodyGuard } from './common/http/json-body.guard.js';
 import { RouteTable } from './common/http/route-table.js';
 import { ProblemDetailsFilter } from './common/problem/problem-details.filter.js';
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
@@ -37,9 +37,10 @@ import { PostsModule } from './posts/posts.module.js';
     // skip both.
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
+    // Last: bodies are read only for requests the guards above let through (see JsonBodyGuard).
+    { provide: APP_GUARD, useClass: JsonBodyGuard },
     { provide: APP_FILTER, useClass: ProblemDetailsFilter },
     { provide: APP_PIPE, useClass: AppValidationPipe },
-    { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
   ],
 })
 export class AppModule {}

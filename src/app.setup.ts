@@ -7,7 +7,7 @@ import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import type { AppConfig } from './config/environment.js';
 import { serveOpenApi } from './openapi/openapi.js';
 
-// Bodies are read by JsonBodyInterceptor after the guards, never by a global parser.
+// Bodies are read by JsonBodyGuard, the last guard, never by a global parser.
 export const APP_OPTIONS: NestApplicationOptions = { bodyParser: false, abortOnError: false };
 
 /**

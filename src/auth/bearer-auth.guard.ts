@@ -123,7 +123,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
   // RFC 6750 allows the query string (§2.3) and form bodies (§2.2) as well; this API allows only the
   // header, because URLs end up in logs, histories and Referer headers. Both are refused before the
   // strategy runs (it would otherwise accept them). JSON bodies are read after authentication; an
-  // access_token member there is refused by JsonBodyInterceptor.
+  // access_token member there is refused by JsonBodyGuard.
   private async refuseOtherTransports(request: Request, response: Response): Promise<void> {
     if (Object.hasOwn(request.query, 'access_token')) {
       throw invalidRequest('Send the access token in the Authorization header, never in the query string.');

@@ -1,9 +1,8 @@
-import { Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import bodyParser from 'body-parser';
 import { isUtf8 } from 'node:buffer';
 import contentType from 'content-type';
 import type { Request, Response } from 'express';
-import type { Observable } from 'rxjs';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { AppConfig } from '../../config/environment.js';
 import { invalidRequest } from '../../auth/bearer-errors.js';
@@ -21,12 +20,14 @@ const ACCEPTED_TYPES: Record<string, string[]> = { POST: JSON_TYPES, PUT: JSON_T
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * Reads JSON request bodies. It runs as an interceptor, after the guards, rather than as
- * app-level middleware: an anonymous or throttled client is refused before the service spends
- * time reading and parsing up to BODY_LIMIT bytes, and auth errors win over body errors.
+ * Reads JSON request bodies. It runs as the last global guard rather than as app-level middleware:
+ * an anonymous or throttled client is refused before the service spends time reading and parsing up
+ * to BODY_LIMIT bytes, auth errors win over body errors, and the pipes see the parsed body. A guard
+ * rather than an interceptor (which would run at the same point) because an app with no interceptor
+ * spares every request Nest's rxjs interceptor chain, a few percent of the CPU of a GET.
  */
 @Injectable()
-export class JsonBodyInterceptor implements NestInterceptor {
+export class JsonBodyGuard implements CanActivate {
   private readonly parseJson: (request: Request, response: Response) => Promise<void>;
   private readonly limit: number;
 
@@ -49,7 +50,7 @@ export class JsonBodyInterceptor implements NestInterceptor {
       );
   }
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
     const accepted = ACCEPTED_TYPES[request.method];
@@ -73,7 +74,7 @@ export class JsonBodyInterceptor implements NestInterceptor {
         throw invalidRequest('Send the access token in the Authorization header, never in the request body.');
       }
     }
-    return next.handle();
+    return true;
   }
 
   // body-parser would read (and discard) a declared-too-large body to the end before answering;
