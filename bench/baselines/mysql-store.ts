@@ -3,14 +3,12 @@ import { createPool, type ResultSetHeader, type RowDataPacket } from 'mysql2/pro
 import { parseDatabaseUrl } from '../../src/database/database-url.js';
 import type { BaselineSettings, PostStore, StoredPost } from './post-http.js';
 
-// The statements TypeORM sends for findOneBy({ id }) and insert() (the text protocol, as TypeORM's
-// mysql driver uses: query(), not execute()). The service then also re-reads `version` after the
-// INSERT (TypeORM fetches defaulted columns back); B0 does not need to, its response is complete.
+// The statements the service sends: the fixed by-id SELECT of src/database/entity-rows.ts and
+// TypeORM's insert(), over the text protocol as TypeORM's mysql driver uses it (query(), not execute()).
+// Neither reads anything back after the INSERT.
 const SELECT_BY_ID =
-  'SELECT `Post`.`id` AS `Post_id`, `Post`.`title` AS `Post_title`, `Post`.`content` AS `Post_content`, ' +
-  '`Post`.`author` AS `Post_author`, `Post`.`owner_id` AS `Post_owner_id`, `Post`.`version` AS `Post_version`, ' +
-  '`Post`.`created_at` AS `Post_created_at`, `Post`.`updated_at` AS `Post_updated_at` ' +
-  'FROM `posts` `Post` WHERE ((`Post`.`id` = ?)) LIMIT 1';
+  'SELECT `id`, `title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at` ' +
+  'FROM `posts` WHERE `id` = ?';
 const INSERT =
   'INSERT INTO `posts`(`id`, `title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at`) ' +
   'VALUES (DEFAULT, ?, ?, ?, ?, ?, ?, ?)';
@@ -33,6 +31,7 @@ export function openMysqlStore(settings: BaselineSettings): PostStore {
     supportBigNumbers: true,
     bigNumberStrings: false,
     connectTimeout: 3_000,
+    trace: false,
     enableKeepAlive: true,
   });
 
@@ -42,13 +41,13 @@ export function openMysqlStore(settings: BaselineSettings): PostStore {
       if (rows.length === 0) return undefined;
       const row = rows[0];
       return {
-        id: Number(row.Post_id),
-        title: row.Post_title as string,
-        content: row.Post_content as string,
-        author: row.Post_author as string,
-        version: Number(row.Post_version),
-        createdAt: row.Post_created_at as Date,
-        updatedAt: row.Post_updated_at as Date,
+        id: Number(row.id),
+        title: row.title as string,
+        content: row.content as string,
+        author: row.author as string,
+        version: Number(row.version),
+        createdAt: row.created_at as Date,
+        updatedAt: row.updated_at as Date,
       } satisfies StoredPost;
     },
     async insert(input, ownerId, now) {

@@ -3,26 +3,23 @@ import Database from 'better-sqlite3';
 import { parseDatabaseUrl } from '../../src/database/database-url.js';
 import type { BaselineSettings, PostStore } from './post-http.js';
 
-// TypeORM's statements for findOneBy({ id }) and insert(), prepared once. (TypeORM's SQLite driver
-// writes numeric parameters into the SQL text, so the service compiles a statement per id it has not
-// seen lately; see BENCHMARKS.md.)
+// The service's statements: the fixed by-id SELECT of src/database/entity-rows.ts and TypeORM's
+// insert(), prepared once.
 const SELECT_BY_ID =
-  'SELECT "Post"."id" AS "Post_id", "Post"."title" AS "Post_title", "Post"."content" AS "Post_content", ' +
-  '"Post"."author" AS "Post_author", "Post"."owner_id" AS "Post_owner_id", "Post"."version" AS "Post_version", ' +
-  '"Post"."created_at" AS "Post_created_at", "Post"."updated_at" AS "Post_updated_at" ' +
-  'FROM "posts" "Post" WHERE (("Post"."id" = ?)) LIMIT 1';
+  'SELECT "id", "title", "content", "author", "owner_id", "version", "created_at", "updated_at" ' +
+  'FROM "posts" WHERE "id" = ?';
 const INSERT =
   'INSERT INTO "posts"("id", "title", "content", "author", "owner_id", "version", "created_at", "updated_at") ' +
   'VALUES (NULL, ?, ?, ?, ?, 1, ?, ?)';
 
 interface PostRow {
-  Post_id: number;
-  Post_title: string;
-  Post_content: string;
-  Post_author: string;
-  Post_version: number;
-  Post_created_at: string;
-  Post_updated_at: string;
+  id: number;
+  title: string;
+  content: string;
+  author: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
 }
 
 export function openSqliteStore(settings: BaselineSettings): PostStore {
@@ -41,13 +38,13 @@ export function openSqliteStore(settings: BaselineSettings): PostStore {
       const row = selectById.get(id);
       if (row === undefined) return Promise.resolve(undefined);
       return Promise.resolve({
-        id: row.Post_id,
-        title: row.Post_title,
-        content: row.Post_content,
-        author: row.Post_author,
-        version: row.Post_version,
-        createdAt: fromSqliteDatetime(row.Post_created_at),
-        updatedAt: fromSqliteDatetime(row.Post_updated_at),
+        id: row.id,
+        title: row.title,
+        content: row.content,
+        author: row.author,
+        version: row.version,
+        createdAt: fromSqliteDatetime(row.created_at),
+        updatedAt: fromSqliteDatetime(row.updated_at),
       });
     },
     insert(input, ownerId, now) {
