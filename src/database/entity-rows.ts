@@ -1,23 +1,45 @@
-import type { ObjectLiteral, Repository } from 'typeorm';
+import type { EntityManager, ObjectLiteral, Repository } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 
 /**
- * Fixed SQL for an entity's hottest queries, hydrated with TypeORM's own per-column conversions
- * (dates, numbers) so the result is what `findOneBy()` returns. The query builder costs more CPU than
- * the query on a primary-key read, and TypeORM's SQLite driver writes numeric parameters into the SQL
- * text, so every id compiled a new statement; a constant text with `?` is prepared once and reused.
+ * Fixed SQL for an entity's hottest queries, with TypeORM's own per-column conversions (dates,
+ * numbers) both ways, so rows are what `findOneBy()` returns and what `insert()` writes. The query
+ * builder costs more CPU than the query on a primary-key read or a single-row insert, and TypeORM's
+ * SQLite driver writes numeric parameters into the SQL text, so every id compiled a new statement; a
+ * constant text with `?` is prepared once and reused.
  */
 export class EntityRows<T extends ObjectLiteral> {
   /** `SELECT <every column> FROM <table> WHERE <primary key> = ?` */
   readonly selectByPrimaryKey: string;
+  /** `INSERT INTO <table> (<every column the database does not generate>) VALUES (?, …)` */
+  readonly insertRow: string;
+  private readonly insertedColumns: ColumnMetadata[];
 
   constructor(private readonly repository: Repository<T>) {
     const { metadata } = repository;
     const { driver } = repository.manager.connection;
     const [primary] = metadata.primaryColumns;
+    const table = driver.escape(metadata.tableName);
     const columns = metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
-    this.selectByPrimaryKey =
-      `SELECT ${columns} FROM ${driver.escape(metadata.tableName)} ` +
-      `WHERE ${driver.escape(primary.databaseName)} = ?`;
+    this.selectByPrimaryKey = `SELECT ${columns} FROM ${table} WHERE ${driver.escape(primary.databaseName)} = ?`;
+    this.insertedColumns = metadata.columns.filter((column) => !column.isGenerated);
+    this.insertRow =
+      `INSERT INTO ${table} (${this.insertedColumns.map((column) => driver.escape(column.databaseName)).join(', ')}) ` +
+      `VALUES (${this.insertedColumns.map(() => '?').join(', ')})`;
+  }
+
+  /**
+   * Inserts one entity, every column but the generated key set (no column default applies, so there
+   * is nothing to read back), through `manager` (a transaction's, or the default one); returns the key.
+   */
+  async insert(entity: T, manager: EntityManager = this.repository.manager): Promise<number> {
+    const { driver } = this.repository.manager.connection;
+    const values = this.insertedColumns.map((column) => {
+      const value: unknown = column.getEntityValue(entity);
+      if (value === undefined) throw new Error(`${column.propertyName} must be set before the insert`);
+      return driver.preparePersistentValue(value, column) as unknown;
+    });
+    return insertedId(await manager.query(this.insertRow, values));
   }
 
   /** The entity with this primary key, or undefined. */

@@ -11,7 +11,7 @@ import type { PostInputDto } from './dto/post-input.dto.js';
 import { Post } from './post.entity.js';
 import type { WritePrecondition } from './post-etag.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
-import { EntityRows, insertedId } from '../database/entity-rows.js';
+import { EntityRows } from '../database/entity-rows.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
 
@@ -88,8 +88,7 @@ export class PostsService {
     });
     // Neither save() (a SELECT before the write) nor insert() (a SELECT after it, re-reading the
     // column with a default): every value is set here, and the id comes back from the driver.
-    const result = await manager.createQueryBuilder().insert().into(Post).values(post).updateEntity(false).execute();
-    post.id = insertedId(result.raw);
+    post.id = await this.rows.insert(post, manager);
     return post;
   }
 
