@@ -5,6 +5,8 @@ import helmet from 'helmet';
 import { answerClientErrorsWithProblems } from './common/http/client-errors.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import type { AppConfig } from './config/environment.js';
+import { RequestLogMiddleware } from './logging/request-log.middleware.js';
+import { RequestMetricsMiddleware } from './metrics/request-metrics.middleware.js';
 import { serveOpenApi } from './openapi/openapi.js';
 
 // Bodies are read by JsonBodyGuard, the last guard, never by a global parser.
@@ -25,6 +27,13 @@ export function createHttpAdapter(): ExpressAdapter {
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   answerClientErrorsWithProblems(app.getHttpServer());
   app.use(requestIdMiddleware);
+  // Every request is logged and measured, whatever its path (outside API_PREFIX, Swagger UI, paths no
+  // route matches). Mounted here rather than as Nest module middleware, which Nest mounts under the
+  // prefix only and wraps in a promise and a WeakSet entry per request.
+  const requestLog = app.get(RequestLogMiddleware);
+  const requestMetrics = app.get(RequestMetricsMiddleware);
+  app.use(requestLog.use.bind(requestLog));
+  app.use(requestMetrics.use.bind(requestMetrics));
   // Security headers (nosniff, frame denial, HSTS, no referrer leaks). The CSP is tight; Swagger UI,
   // the only HTML served, needs nothing beyond its own scripts, inline styles and data: images.
   app.use(

@@ -200,6 +200,15 @@ describe('GET /metrics', () => {
       expect(requests('/api/v1/posts/:id')).toBe(1);
       expect(requests('unmatched')).toBe(1);
     });
+
+    it('counts requests outside the prefix too, as unmatched', async () => {
+      const outside = await fetch(new URL('/outside/the/prefix', context.app.baseUrl));
+      await outside.arrayBuffer();
+      expect(outside.status).toBe(404);
+
+      const samples = expectScrape(await context.api.get('/metrics'));
+      expect(valueOf(samples, 'http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(2);
+    });
   });
 
   describe('with METRICS_TOKEN', () => {

@@ -1,4 +1,4 @@
-import { Global, Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppLogger } from './app.logger.js';
 import { RequestLogMiddleware } from './request-log.middleware.js';
@@ -7,8 +7,9 @@ import { createRootLogger, LOG_DESTINATION, ROOT_LOGGER } from './root-logger.js
 export { LOG_DESTINATION } from './root-logger.js';
 
 /**
- * Structured JSON logs through pino: one line per request (RequestLogMiddleware) and Nest's own
- * messages (AppLogger, which main.ts installs as the application's logger) in the same format.
+ * Structured JSON logs through pino: one line per request (RequestLogMiddleware, mounted by
+ * configureApp) and Nest's own messages (AppLogger, which main.ts installs as the application's
+ * logger) in the same format.
  */
 @Global()
 @Module({
@@ -18,11 +19,6 @@ export { LOG_DESTINATION } from './root-logger.js';
     AppLogger,
     RequestLogMiddleware,
   ],
-  exports: [ROOT_LOGGER, AppLogger],
+  exports: [ROOT_LOGGER, AppLogger, RequestLogMiddleware],
 })
-export class LoggingModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    // Every path, unknown ones included, like the metrics (see MetricsModule).
-    consumer.apply(RequestLogMiddleware).forRoutes('{*path}');
-  }
-}
+export class LoggingModule {}

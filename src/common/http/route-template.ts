@@ -23,8 +23,8 @@ export function routeTemplateOf(request: Pick<Request, 'route' | 'app'>): string
 const templates = new WeakMap<object, string>();
 
 function resolve(request: Pick<Request, 'app'>, route: { path: string; methods?: Record<string, boolean> }): string {
-  // Nest registers one route per controller handler and method; module middleware (request logging,
-  // metrics) is mounted as routes for every method, which are no match either.
+  // Nest registers one route per controller handler and method; a route for every method (module
+  // middleware, catch-alls) is no match either.
   if (Object.keys(route.methods ?? {}).length !== 1) return UNMATCHED_ROUTE;
   const stack = (request.app as { router?: { stack?: Array<{ route?: unknown }> } } | undefined)?.router?.stack ?? [];
   return stack.some((layer) => layer.route === route) ? route.path : UNMATCHED_ROUTE;
