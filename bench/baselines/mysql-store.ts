@@ -3,15 +3,15 @@ import { createPool, type ResultSetHeader, type RowDataPacket } from 'mysql2/pro
 import { parseDatabaseUrl } from '../../src/database/database-url.js';
 import type { BaselineSettings, PostStore, StoredPost } from './post-http.js';
 
-// The statements the service sends: the fixed by-id SELECT of src/database/entity-rows.ts and
-// TypeORM's insert(), over the text protocol as TypeORM's mysql driver uses it (query(), not execute()).
-// Neither reads anything back after the INSERT.
+// The statements the service sends, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,
+// over the text protocol as TypeORM's mysql driver uses it (query(), not execute()). Neither reads
+// anything back after the INSERT.
 const SELECT_BY_ID =
   'SELECT `id`, `title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at` ' +
   'FROM `posts` WHERE `id` = ?';
 const INSERT =
-  'INSERT INTO `posts`(`id`, `title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at`) ' +
-  'VALUES (DEFAULT, ?, ?, ?, ?, ?, ?, ?)';
+  'INSERT INTO `posts` (`title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at`) ' +
+  'VALUES (?, ?, ?, ?, ?, ?, ?)';
 
 export function openMysqlStore(settings: BaselineSettings): PostStore {
   const database = parseDatabaseUrl(settings.databaseUrl, { poolSize: settings.poolSize });

@@ -3,14 +3,14 @@ import Database from 'better-sqlite3';
 import { parseDatabaseUrl } from '../../src/database/database-url.js';
 import type { BaselineSettings, PostStore } from './post-http.js';
 
-// The service's statements: the fixed by-id SELECT of src/database/entity-rows.ts and TypeORM's
-// insert(), prepared once.
+// The service's statements, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,
+// prepared once.
 const SELECT_BY_ID =
   'SELECT "id", "title", "content", "author", "owner_id", "version", "created_at", "updated_at" ' +
   'FROM "posts" WHERE "id" = ?';
 const INSERT =
-  'INSERT INTO "posts"("id", "title", "content", "author", "owner_id", "version", "created_at", "updated_at") ' +
-  'VALUES (NULL, ?, ?, ?, ?, 1, ?, ?)';
+  'INSERT INTO "posts" ("title", "content", "author", "owner_id", "version", "created_at", "updated_at") ' +
+  'VALUES (?, ?, ?, ?, ?, ?, ?)';
 
 interface PostRow {
   id: number;
@@ -31,7 +31,7 @@ export function openSqliteStore(settings: BaselineSettings): PostStore {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   const selectById = sqlite.prepare<[number], PostRow>(SELECT_BY_ID);
-  const insert = sqlite.prepare<[string, string, string, string, string, string]>(INSERT);
+  const insert = sqlite.prepare<[string, string, string, string, number, string, string]>(INSERT);
 
   return {
     findById(id) {
@@ -49,7 +49,7 @@ export function openSqliteStore(settings: BaselineSettings): PostStore {
     },
     insert(input, ownerId, now) {
       const stamp = toSqliteDatetime(now);
-      const result = insert.run(input.title, input.content, input.author, ownerId, stamp, stamp);
+      const result = insert.run(input.title, input.content, input.author, ownerId, 1, stamp, stamp);
       return Promise.resolve(Number(result.lastInsertRowid));
     },
     close: () => Promise.resolve(void sqlite.close()),
