@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request } from 'express';
 import { requestIdOf } from '../common/http/request-id.middleware.js';
+import { requestPath } from '../common/http/request-path.js';
 
 /**
  * The request being served, for the lines logged while serving it (a database error, a JWKS outage):
@@ -17,11 +18,9 @@ export interface RequestLogFields {
 }
 
 export function requestLogFields(request: Request): RequestLogFields {
-  const url = request.originalUrl ?? request.url;
-  const query = url.indexOf('?');
   return {
     id: request.res === undefined ? undefined : requestIdOf(request.res),
     method: request.method,
-    path: query === -1 ? url : url.slice(0, query),
+    path: requestPath(request),
   };
 }

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
 import { requestIdOf } from '../http/request-id.middleware.js';
+import { requestPath } from '../http/request-path.js';
 import { RouteTable } from '../http/route-table.js';
 import { ProblemException } from './problem.exception.js';
 import { ProblemTypes, type FieldError, type ProblemType } from './problem-types.js';
@@ -111,14 +112,6 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       headers: { Allow: allowed.join(', ') },
     };
   }
-}
-
-// The full path as the client sent it: inside the router's not-found handler, which Express mounts
-// under the global prefix, `request.path` has the prefix stripped.
-function requestPath(request: Request): string {
-  const url = request.originalUrl;
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 // Our own code throws ProblemException for missing resources; a bare NotFoundException comes from
