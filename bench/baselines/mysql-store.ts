@@ -6,10 +6,10 @@ import type { BaselineSettings, PostStore, StoredPost } from './post-http.js';
 // The statements the service sends, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,
 // over the text protocol as TypeORM's mysql driver uses it (query(), not execute()). Neither reads
 // anything back after the INSERT.
-const SELECT_BY_ID =
+export const SELECT_BY_ID =
   'SELECT `id`, `title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at` ' +
   'FROM `posts` WHERE `id` = ?';
-const INSERT =
+export const INSERT =
   'INSERT INTO `posts` (`title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at`) ' +
   'VALUES (?, ?, ?, ?, ?, ?, ?)';
 

@@ -5,10 +5,10 @@ import type { BaselineSettings, PostStore } from './post-http.js';
 
 // The service's statements, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,
 // prepared once.
-const SELECT_BY_ID =
+export const SELECT_BY_ID =
   'SELECT "id", "title", "content", "author", "owner_id", "version", "created_at", "updated_at" ' +
   'FROM "posts" WHERE "id" = ?';
-const INSERT =
+export const INSERT =
   'INSERT INTO "posts" ("title", "content", "author", "owner_id", "version", "created_at", "updated_at") ' +
   'VALUES (?, ?, ?, ?, ?, ?, ?)';
 
