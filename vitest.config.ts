@@ -95,7 +95,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       projects: [
         { extends: true, test: { name: 'unit', include: ['src/**/*.spec.ts'] } },
         e2e('e2e-sqlite', 'sqlite', 'test/**/*.sqlite-spec.ts', ['test/helpers/build-once.ts']),
-        ...(runMysql ? [e2e('e2e-mysql', 'mysql', 'test/**/*.mysql-spec.ts')] : []),
+        ...(runMysql ? [e2e('e2e-mysql', 'mysql', 'test/**/*.mysql-spec.ts', ['test/helpers/build-once.ts'])] : []),
       ],
     },
   };

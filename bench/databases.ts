@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createConnection, type Connection, type ConnectionOptions, type RowDataPacket } from 'mysql2/promise';
-import { parseDatabaseUrl } from '../src/database/database-url.js';
+import { parseDatabaseUrl } from '../src/config/database-url.js';
 import { redactUrl, type DatabaseTarget } from './options.js';
 
 /** A throwaway database for one run: a fresh SQLite file, or a MySQL/MariaDB database dropped and recreated. */

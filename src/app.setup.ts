@@ -1,8 +1,10 @@
+import type { Server } from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
 import helmet from 'helmet';
 import { answerClientErrorsWithProblems } from './common/http/client-errors.js';
+import { hostHeaderMiddleware } from './common/http/host-header.middleware.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import type { AppConfig } from './config/environment.js';
 import { RequestLogMiddleware } from './logging/request-log.middleware.js';
@@ -25,7 +27,11 @@ export function createHttpAdapter(): ExpressAdapter {
 
 /** What must sit on the app object itself; shared by main.ts and the e2e helper. */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
-  answerClientErrorsWithProblems(app.getHttpServer());
+  const server = app.getHttpServer();
+  answerClientErrorsWithProblems(server);
+  // A request without Host reaches hostHeaderMiddleware, which answers it with a problem, instead of
+  // Node's bare 400 with no body and no request id (an option of Node 20's server, not in its types).
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   app.use(requestIdMiddleware);
   // Every request is logged and measured, whatever its path (outside API_PREFIX, Swagger UI, paths no
   // route matches). Mounted here rather than as Nest module middleware, which Nest mounts under the
@@ -50,6 +56,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       },
     }),
   );
+  // After helmet, so its refusals carry the security headers too.
+  app.use(hostHeaderMiddleware);
   // CORS is off unless CORS_ORIGINS names the browser origins allowed to call the API.
   if (config.corsOrigins.length > 0) {
     app.enableCors({

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppLogger } from './logging/app.logger.js';
 import { AppModule } from './app.module.js';
+import { assertUsableBootstrapKey } from './auth/bearer-token-kind.js';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig } from './config/environment.js';
@@ -12,6 +13,7 @@ import { installGracefulShutdown } from './graceful-shutdown.js';
 async function bootstrap(): Promise<void> {
   // Validated before Nest starts, so a bad variable is one clear line and exit code 1.
   const config = loadConfig(process.env);
+  assertUsableBootstrapKey(config.auth.bootstrapApiKey);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
     ...APP_OPTIONS,
     // Held until the structured logger below takes over, so start-up messages are JSON as well.

@@ -18,7 +18,7 @@ async function apikey(
   ...args: string[]
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['dist/src/auth/api-keys/api-key.cli.js', ...args], {
+    const { stdout, stderr } = await run(process.execPath, ['dist/src/bin/apikey.js', ...args], {
       env: { ...process.env, DATABASE_URL: databaseUrl },
       timeout: 60_000,
     });

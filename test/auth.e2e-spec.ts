@@ -3,6 +3,7 @@ import { Scope } from '../src/auth/principal.js';
 import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
 import type { Client, HttpResult } from './helpers/http.js';
+import { dialect } from './helpers/test-database.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
 type PrincipalName = 'anonymous' | 'invalid' | 'expired' | 'revoked' | 'reader' | 'owner' | 'other writer' | 'admin';
@@ -302,6 +303,24 @@ describe('authentication and authorization', () => {
       ['scopes as a string', { name: 'n', scopes: 'admin' }, '/scopes'],
       ['an expiry in the past', { name: 'n', scopes: ['admin'], expiresAt: '2020-01-01T00:00:00Z' }, '/expiresAt'],
       ['an expiry that is not a date', { name: 'n', scopes: ['admin'], expiresAt: 'tomorrow' }, '/expiresAt'],
+      // ISO 8601 forms that are not RFC 3339: they passed validation and were stored as an Invalid Date.
+      ['an expiry as an ISO week date', { name: 'n', scopes: ['admin'], expiresAt: '2099-W01-1' }, '/expiresAt'],
+      [
+        'an expiry in the ISO basic format',
+        { name: 'n', scopes: ['admin'], expiresAt: '20991231T000000Z' },
+        '/expiresAt',
+      ],
+      ['an expiry as an ordinal date', { name: 'n', scopes: ['admin'], expiresAt: '2099-365' }, '/expiresAt'],
+      ['an expiry on February 30', { name: 'n', scopes: ['admin'], expiresAt: '2099-02-30T00:00:00Z' }, '/expiresAt'],
+      ['an expiry without an offset', { name: 'n', scopes: ['admin'], expiresAt: '2099-01-01T00:00:00' }, '/expiresAt'],
+      [
+        'an expiry past the year 9999',
+        { name: 'n', scopes: ['admin'], expiresAt: '9999-12-31T23:00:00-05:00' },
+        '/expiresAt',
+      ],
+      ['an expiry as a number', { name: 'n', scopes: ['admin'], expiresAt: 4102444800000 }, '/expiresAt'],
+      // Found by the fuzz suite: IsOptional let null through, and the key never expired.
+      ['an expiry of null', { name: 'n', scopes: ['admin'], expiresAt: null }, '/expiresAt'],
       ['a client-chosen token', { name: 'n', scopes: ['admin'], token: 'psk_mine' }, '/token'],
     ])('refuses a key with %s (400) and creates nothing', async (_, body, pointer) => {
       const before = (await as('admin').get<unknown[]>('/api-keys')).body.length;
@@ -309,6 +328,44 @@ describe('authentication and authorization', () => {
       expect(problem.errors?.map((error) => error.pointer)).toContain(pointer);
       expect((await as('admin').get<unknown[]>('/api-keys')).body.length).toBe(before);
     });
+
+    it('accepts an expiry with an offset and lists it as the same instant in UTC', async () => {
+      const response = await as('admin').post<{ id: number; expiresAt: string }>('/api-keys', {
+        name: 'offset',
+        scopes: ['posts:read'],
+        expiresAt: '2099-01-01T01:30:00.25+01:30',
+      });
+
+      expect(response.status).toBe(201);
+      expect(response.body.expiresAt).toBe('2099-01-01T00:00:00.250Z');
+      const listed = await as('admin').get<Array<{ id: number; expiresAt: string }>>('/api-keys');
+      expect(listed.body.find((key) => key.id === response.body.id)?.expiresAt).toBe('2099-01-01T00:00:00.250Z');
+    });
+
+    it(
+      'lists and refuses a key whose stored expiry is not a date, as expired when it was created',
+      { tags: ['database'] },
+      async () => {
+        const { body } = await as('admin').post<{ id: number; token: string; createdAt: string }>('/api-keys', {
+          name: 'unreadable expiry',
+          scopes: ['posts:read'],
+          expiresAt: '2099-01-01T00:00:00Z',
+        });
+        // What an older version stored for '2099-W01-1': SQLite kept the Invalid Date's text, and a
+        // MySQL server without NO_ZERO_DATE keeps a zero date. Neither reads back as a date.
+        const unreadable = dialect === 'sqlite' ? '0NaN-aN-aN aN:aN:aN.NaN' : '0000-00-00 00:00:00.000';
+        await context.app.dataSource.query('UPDATE api_keys SET expires_at = ? WHERE id = ?', [unreadable, body.id]);
+
+        const listed = await as('admin').get<Array<{ id: number; expiresAt: string }>>('/api-keys');
+        const single = await as('admin').get<{ expiresAt: string }>(`/api-keys/${body.id}`);
+
+        expect(listed.status).toBe(200);
+        expect(listed.body.find((key) => key.id === body.id)?.expiresAt).toBe(body.createdAt);
+        expect(single.status).toBe(200);
+        expect(single.body.expiresAt).toBe(body.createdAt);
+        expectProblem(await api.as(body.token).get('/posts'), 401, 'invalid-token');
+      },
+    );
 
     it('stops honouring a key the moment it expires', async () => {
       const token = await context.app.createToken([Scope.postsRead], { expiresAt: new Date(Date.now() + 400) });

@@ -26,7 +26,9 @@ const RUNS: Record<Category, number> = {
   'content-type': 700,
   authorization: 900,
   'if-match': 900,
+  'if-none-match': 500,
   'idempotency-key': 700,
+  'api-key-expiry': 700,
   path: 1_200,
   query: 1_200,
 };
@@ -127,6 +129,8 @@ function violation(fuzz: FuzzRequest, answer: Exchange): string | null {
   if (status < 300 && !fuzz.valid) return `a ${status} for an invalid request`;
   if (!fuzz.expected.includes(status))
     return `${status}, expected ${fuzz.expected.join(' or ')}: ${text.slice(0, 300)}`;
+  if (status === 304) return text === '' && headers.etag !== undefined ? null : 'a 304 with a body or without an ETag';
+  if (status < 300 && fuzz.successBodyViolation !== undefined) return fuzz.successBodyViolation(JSON.parse(text));
   if (status < 400) return null;
   // The checks of expectProblem (use-test-app.ts), on a raw response.
   if (headers['content-type'] !== PROBLEM_CONTENT_TYPE)
@@ -147,6 +151,13 @@ function violation(fuzz: FuzzRequest, answer: Exchange): string | null {
   if (typeof problem.instance !== 'string' || !problem.instance.startsWith('/'))
     return 'a problem without an instance path';
   if (problem.requestId !== headers['x-request-id']) return 'a problem whose requestId is not the X-Request-Id';
+  const expectedProblem = fuzz.problems?.[status];
+  if (expectedProblem === undefined) return null;
+  if (type !== `urn:problem-type:posts-api:${expectedProblem.type}`) return `a ${status} of type ${type}`;
+  const [member, value] = Object.entries(expectedProblem.error)[0];
+  const errors = Array.isArray(problem.errors) ? (problem.errors as Array<Record<string, unknown>>) : [];
+  if (!errors.some((error) => error[member] === value))
+    return `a ${status} whose errors do not name ${value}: ${text.slice(0, 300)}`;
   return null;
 }
 
@@ -194,6 +205,7 @@ describe('fuzzing the posts API with malformed requests', { tags: ['database'] }
     const cursor = /[?&]cursor=([^&>]+)/.exec(firstPage.headers.get('link') ?? '')?.[1];
     expect(cursor).toBeDefined();
     return {
+      adminToken: context.app.adminToken,
       writerToken: context.app.writerToken,
       readerToken: await context.app.createToken([Scope.postsRead], { name: 'reader' }),
       ownPostIds,
@@ -203,11 +215,20 @@ describe('fuzzing the posts API with malformed requests', { tags: ['database'] }
     };
   };
 
+  const apiKeyCount = async (): Promise<number> => {
+    const [row] = await context.app.dataSource.query<Array<{ n: number | string }>>(
+      'SELECT COUNT(*) AS n FROM api_keys',
+    );
+    return Number(row.n);
+  };
+
   it('answers every malformed request with a 4xx problem, never a 5xx or a hang, and stores only what valid requests created', async () => {
     const started = Date.now();
     const targets = await createFixtures();
     const fixtureIds = [...targets.ownPostIds, ...targets.otherPostIds];
     const fixturesBefore = await postRows(fixtureIds);
+    const apiKeysBefore = await apiKeyCount();
+    let createdApiKeys = 0;
     const baseUrl = new URL(context.app.baseUrl);
     const tally = new Tally();
     const createdIds = new Set<number>();
@@ -228,7 +249,9 @@ describe('fuzzing the posts API with malformed requests', { tags: ['database'] }
           );
         }
         tally.count(fuzz, answer.status);
-        if (answer.status === 201) createdIds.add((JSON.parse(answer.text) as { id: number }).id);
+        if (answer.status === 201 && fuzz.path === '/posts')
+          createdIds.add((JSON.parse(answer.text) as { id: number }).id);
+        if (answer.status === 201 && fuzz.path === '/api-keys') createdApiKeys++;
         const broken = violation(fuzz, answer);
         if (broken !== null) throw new Error(`${broken}\n  request: ${describeRequest(fuzz)}`);
       });
@@ -276,5 +299,7 @@ describe('fuzzing the posts API with malformed requests', { tags: ['database'] }
     );
     expect(storedIds.sort((a, b) => a - b)).toEqual([...fixtureIds, ...createdIds].sort((a, b) => a - b));
     expect(await postRows(fixtureIds)).toEqual(fixturesBefore);
+    // An expiry that is refused creates no key.
+    expect(await apiKeyCount()).toBe(apiKeysBefore + createdApiKeys);
   }, 240_000);
 });

@@ -1,9 +1,8 @@
-import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPost } from './factories/post.factory.js';
 import { client } from './helpers/http.js';
-import { rawRequest } from './helpers/raw-http.js';
+import { exchangeBytes, parseRawResponse, rawRequest } from './helpers/raw-http.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
@@ -230,26 +229,8 @@ describe('HTTP protocol rules', () => {
   });
 
   describe('requests Node cannot parse', () => {
-    /** Writes these bytes on a fresh connection and returns everything the server sends back. */
-    const exchange = (bytes: Buffer): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const { hostname, port } = new URL(context.app.baseUrl);
-        const socket = connect({ host: hostname, port: Number(port) }, () => socket.end(bytes));
-        const chunks: Buffer[] = [];
-        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-        socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-        socket.on('error', reject);
-      });
-    const problemOf = (raw: string) => {
-      const [head, body] = raw.split('\r\n\r\n');
-      const headers = new Map(
-        head
-          .split('\r\n')
-          .slice(1)
-          .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
-      );
-      return { statusLine: head.split('\r\n')[0], headers, body: JSON.parse(body) as Record<string, unknown> };
-    };
+    const exchange = (bytes: Buffer): Promise<string> => exchangeBytes(context.app.baseUrl, bytes);
+    const problemOf = parseRawResponse;
 
     it.each([
       [
@@ -276,6 +257,39 @@ describe('HTTP protocol rules', () => {
       expect(body).toMatchObject({ type: `urn:problem-type:posts-api:${slug}`, status, instance: '/' });
       expect(body.requestId).toBe(headers.get('x-request-id'));
       expect(String(body.detail).length).toBeGreaterThan(0);
+    });
+  });
+
+  // RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without Host or with more than one.
+  describe('the Host header', () => {
+    const path = () => `${new URL(context.app.baseUrl).pathname.replace(/\/$/, '')}/posts`;
+    const exchange = (head: string): Promise<string> => exchangeBytes(context.app.baseUrl, Buffer.from(head));
+
+    it.each([
+      ['no Host header', (target: string) => `GET ${target} HTTP/1.1\r\n\r\n`],
+      ['two Host headers', (target: string) => `GET ${target} HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n`],
+      ['a Host header that is not a host', (target: string) => `GET ${target} HTTP/1.1\r\nHost: a b/c\r\n\r\n`],
+    ])('answers an HTTP/1.1 request with %s with a 400 problem and a request id', async (_, head) => {
+      const { statusLine, headers, body } = parseRawResponse(await exchange(head(path())));
+
+      expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
+      expect(headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+      expect(headers.get('connection')).toBe('close');
+      expect(headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(headers.get('x-content-type-options')).toBe('nosniff');
+      expect(body).toMatchObject({ type: 'urn:problem-type:posts-api:bad-request', status: 400, instance: path() });
+      expect(body.requestId).toBe(headers.get('x-request-id'));
+      expect(String(body.detail)).toContain('Host');
+    });
+
+    it('answers an HTTP/1.0 request without Host, which that version allows', async () => {
+      // HTTP/1.0 closes the connection after the answer, so the request may take its time.
+      const raw = await exchangeBytes(
+        context.app.baseUrl,
+        Buffer.from(`GET ${path()} HTTP/1.0\r\nAuthorization: Bearer ${context.app.writerToken}\r\n\r\n`),
+        { halfClose: false },
+      );
+      expect(raw.slice(0, raw.indexOf('\r\n'))).toBe('HTTP/1.1 200 OK');
     });
   });
 

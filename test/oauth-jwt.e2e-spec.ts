@@ -1,8 +1,9 @@
 // @module-tag instance
 // (starts instances configured with a JWKS server of its own)
 import { randomBytes, webcrypto } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { exportJWK, exportSPKI, SignJWT, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ApiKeyResource } from '../src/auth/api-keys/api-key.resource.js';
 import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
@@ -20,9 +21,16 @@ const INVALID_TOKEN = 'Bearer realm="posts", error="invalid_token"';
 const INVALID_REQUEST = 'Bearer realm="posts", error="invalid_request"';
 const insufficientScope = (scope: string) => `Bearer realm="posts", error="insufficient_scope", scope="${scope}"`;
 
-// The verifier's settings (src/auth/oauth/jwt-access-token.verifier.ts): refetch cooldown and fetch timeout.
+// The verifier's settings (src/auth/oauth/jwt-access-token.verifier.ts): refetch cooldown, fetch timeout,
+// key-set lifetime, the first fail-fast window after a failed fetch, and how old a cached key set may
+// get while the issuer is down.
 const JWKS_COOLDOWN_MS = 30_000;
 const JWKS_TIMEOUT_MS = 3_000;
+const JWKS_CACHE_MAX_AGE_MS = 10 * 60_000;
+const JWKS_FIRST_OPEN_MS = 2_000;
+const STALE_KEY_SET_LIMIT_MS = 24 * 60 * 60_000;
+// Answers that do not wait for the issuer: far below the fetch timeout, with room for a loaded machine.
+const FAIL_FAST_MS = 500;
 
 interface Keys {
   /** Published in every JWKS of this file. */
@@ -724,28 +732,36 @@ describe('OAUTH_ACCEPT_JWT_TYP=true', () => {
 
 describe('when the JWKS cannot be fetched', () => {
   const jwks = new JwksServer();
-  let testApp: TestApp;
+  let testApp: TestApp | undefined;
+  const app = (): TestApp => {
+    if (!testApp) throw new Error('the test app is not started');
+    return testApp;
+  };
   const writer = client(
-    () => testApp.baseUrl,
-    () => testApp.writerToken,
+    () => app().baseUrl,
+    () => app().writerToken,
   );
 
   beforeAll(async () => {
     jwks.publish(keys.rsa);
-    // Only to reserve a port for OAUTH_JWKS_URL: the app never sees this server up before the first test.
+    // Only to reserve a port for OAUTH_JWKS_URL: each test starts the server when it wants it up.
     await jwks.start();
     await jwks.stop();
+  });
+
+  // An instance per test: the verifier remembers failed fetches, so every test starts from an empty
+  // key set and a closed circuit.
+  beforeEach(async () => {
     testApp = await startTestApp({ env: oauthEnv(jwks) });
   });
 
-  afterEach(() => {
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await testApp?.close();
+    testApp = undefined;
+    await jwks.stop();
     jwks.delayMs = 0;
     jwks.status = 200;
-  });
-
-  afterAll(async () => {
-    await testApp?.close();
-    await jwks.stop();
   });
 
   const expectUnavailable = (response: HttpResult) => {
@@ -753,6 +769,33 @@ describe('when the JWKS cannot be fetched', () => {
     expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
     expect(response.headers.get('www-authenticate')).toBeNull();
   };
+
+  // Far longer than the fetch timeout: the issuer accepts the connection and never answers in time.
+  const hangIssuer = async () => {
+    await jwks.start();
+    jwks.delayMs = JWKS_TIMEOUT_MS + 5_000;
+  };
+
+  // jose's key-set cache and the stale-key limit read Date.now; token lifetimes read `new Date()`.
+  const ageKeySetBy = (ms: number) => {
+    const realNow = Date.now;
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + ms);
+  };
+
+  /** GET /posts with `token`, and how long the answer took. */
+  const timedGet = async (token: string) => {
+    const started = performance.now();
+    const response = await writer.as(token).get('/posts');
+    return { response, elapsedMs: performance.now() - started };
+  };
+
+  const timedGets = async (token: string, count: number) => {
+    const answers: Array<Awaited<ReturnType<typeof timedGet>>> = [];
+    for (let index = 0; index < count; index++) answers.push(await timedGet(token));
+    return answers;
+  };
+
+  const slowest = (answers: Array<{ elapsedMs: number }>) => Math.max(...answers.map(({ elapsedMs }) => elapsedMs));
 
   it('answers 503 with Retry-After, not 401, when the JWKS server is down before any fetch, and API keys keep working', async () => {
     await jwks.stop();
@@ -789,10 +832,88 @@ describe('when the JWKS cannot be fetched', () => {
     expectUnavailable(response);
   });
 
-  it('accepts tokens again as soon as the JWKS can be fetched, without a restart', async () => {
-    await jwks.start();
+  it('answers the next requests at once with 503 and an honest Retry-After, without asking the hanging issuer again', async () => {
+    await hangIssuer();
+    const token = await accessToken();
+    expectUnavailable(await writer.as(token).get('/posts'));
+    const fetchesBefore = jwks.requests;
 
-    const response = await writer.as(await accessToken()).get('/posts');
+    const answers = await timedGets(token, 10);
+
+    answers.forEach(({ response }) => expectUnavailable(response));
+    const retryAfters = answers.map(({ response }) => Number(response.headers.get('retry-after')));
+    expect(Math.max(...retryAfters)).toBeLessThanOrEqual(JWKS_FIRST_OPEN_MS / 1_000);
+    expect(slowest(answers)).toBeLessThan(FAIL_FAST_MS);
+    expect(jwks.requests).toBe(fetchesBefore);
+  });
+
+  it('keeps accepting a token whose key is cached while the issuer hangs, even after the cache has expired', async () => {
+    await jwks.start();
+    const token = await accessToken();
+    expect((await writer.as(token).get('/posts')).status).toBe(200);
+    jwks.delayMs = JWKS_TIMEOUT_MS + 5_000;
+    ageKeySetBy(JWKS_CACHE_MAX_AGE_MS + 60_000);
+    const fetchesBefore = jwks.requests;
+
+    // The first request still waits for the refetch of the expired set, then falls back on it.
+    const first = await writer.as(token).get('/posts');
+    const next = await timedGets(token, 5);
+
+    expect(first.status).toBe(200);
+    expect(next.map(({ response }) => response.status)).toEqual(Array(5).fill(200));
+    expect(slowest(next)).toBeLessThan(FAIL_FAST_MS);
+    expect(jwks.requests).toBe(fetchesBefore + 1);
+  });
+
+  it('stops trusting a cached key set older than a day while the issuer hangs, and fails fast', async () => {
+    await jwks.start();
+    const token = await accessToken();
+    expect((await writer.as(token).get('/posts')).status).toBe(200);
+    jwks.delayMs = JWKS_TIMEOUT_MS + 5_000;
+    ageKeySetBy(STALE_KEY_SET_LIMIT_MS + 60_000);
+
+    const first = await writer.as(token).get('/posts');
+    const next = await timedGet(token);
+
+    expectUnavailable(first);
+    expectUnavailable(next.response);
+    expect(next.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+  });
+
+  it('fails fast while the issuer hangs, and accepts tokens within seconds of its return after a single probe fetch', async () => {
+    await hangIssuer();
+    const token = await accessToken();
+    expectUnavailable(await writer.as(token).get('/posts'));
+    const whileDown = await timedGet(token);
+    jwks.delayMs = 0;
+    const fetchesBefore = jwks.requests;
+    const back = performance.now();
+
+    const beforeRecovery: HttpResult[] = [];
+    let response = await writer.as(token).get('/posts');
+    while (response.status !== 200 && performance.now() - back < 10_000) {
+      beforeRecovery.push(response);
+      await sleep(100);
+      response = await writer.as(token).get('/posts');
+    }
+    const recoveredAfterMs = performance.now() - back;
+
+    expectUnavailable(whileDown.response);
+    expect(whileDown.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    beforeRecovery.forEach(expectUnavailable);
+    expect(response.status).toBe(200);
+    expect(recoveredAfterMs).toBeLessThan(JWKS_FIRST_OPEN_MS + 1_500);
+    expect(jwks.requests).toBe(fetchesBefore + 1);
+  });
+
+  it('accepts tokens again once the JWKS can be fetched, on the retry Retry-After asks for, without a restart', async () => {
+    const token = await accessToken();
+    const duringOutage = await writer.as(token).get('/posts');
+    expectUnavailable(duringOutage);
+    await jwks.start();
+    await sleep(Number(duringOutage.headers.get('retry-after')) * 1_000);
+
+    const response = await writer.as(token).get('/posts');
 
     expect(response.status).toBe(200);
   });

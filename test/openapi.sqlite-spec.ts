@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { describe, expect, it } from 'vitest';
-import { createOpenApiDocument } from '../src/openapi/openapi.js';
-import { serializeOpenApiDocument } from '../src/openapi/generate-openapi.js';
+import { createOpenApiDocument, serializeOpenApiDocument } from '../src/openapi/openapi.js';
 import { useTestApp } from './helpers/use-test-app.js';
 
 // SQLite project only: the document does not depend on the database.

@@ -3,12 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RateLimitRecord } from '../src/rate-limit/memory-rate-limit.store.js';
 import { RedisRateLimitStore } from '../src/rate-limit/redis-rate-limit.store.js';
+import { TEST_REDIS_URL, testRedis } from './helpers/test-redis.js';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Nothing listens on port 1: connections are refused at once.
 const UNREACHABLE_REDIS_URL = 'redis://127.0.0.1:1';
 // Both e2e projects run this file at the same time against the same Redis: every run has its own key space.
@@ -17,9 +16,7 @@ const LIMIT = 3;
 const TTL_MS = 60_000;
 
 describe('RedisRateLimitStore', () => {
-  const admin = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2_000, retryStrategy: () => null });
-  let adminError: Error | undefined;
-  admin.on('error', (error: Error) => (adminError = error));
+  const { admin, whyUnreachable } = testRedis();
   // Why Redis could not be reached; then every test fails with it (under CI=true and elsewhere: never a skip).
   let unreachable: Error | undefined;
   const stores: RedisRateLimitStore[] = [];
@@ -27,7 +24,7 @@ describe('RedisRateLimitStore', () => {
   let prefix: string;
   let warn: ReturnType<typeof vi.spyOn>;
 
-  const open = async (url = REDIS_URL): Promise<RedisRateLimitStore> => {
+  const open = async (url = TEST_REDIS_URL): Promise<RedisRateLimitStore> => {
     const store = new RedisRateLimitStore(url, prefix);
     stores.push(store);
     await store.connect();
@@ -49,16 +46,7 @@ describe('RedisRateLimitStore', () => {
   };
 
   beforeAll(async () => {
-    try {
-      await admin.connect();
-      await admin.ping();
-    } catch (error) {
-      unreachable = new Error(
-        `Redis is not reachable at ${REDIS_URL} (${(adminError ?? (error as Error)).message}): these tests need ` +
-          'a real Redis. Start one (docker compose up -d redis) or set TEST_REDIS_URL=redis://host:6379.' +
-          (process.env.CI === 'true' ? ' CI=true: this is a failure, never a skip.' : ''),
-      );
-    }
+    unreachable = (await whyUnreachable()) ?? undefined;
   });
 
   beforeEach(() => {
@@ -260,7 +248,7 @@ describe('RedisRateLimitStore', () => {
     });
 
     it('closes a store that was never connected', async () => {
-      const store = new RedisRateLimitStore(REDIS_URL, prefix);
+      const store = new RedisRateLimitStore(TEST_REDIS_URL, prefix);
 
       await expect(store.close()).resolves.toBeUndefined();
       expect(await store.increment('client', TTL_MS, LIMIT, TTL_MS)).toMatchObject({ totalHits: 0, isBlocked: false });

@@ -1,6 +1,6 @@
 // The MySQL half of B0 and of F (--floor): a mysql2 pool with the service's settings, the service's SQL.
 import { createPool, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
-import { parseDatabaseUrl } from '../../src/database/database-url.js';
+import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import type { BaselineSettings, PostStore, StoredPost } from './post-http.js';
 
 // The statements the service sends, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,

@@ -1,6 +1,6 @@
 // The SQLite half of B0s and of F (--floor): better-sqlite3 with the service's pragmas, the service's SQL.
 import Database from 'better-sqlite3';
-import { parseDatabaseUrl } from '../../src/database/database-url.js';
+import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import type { BaselineSettings, PostStore } from './post-http.js';
 
 // The service's statements, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,

@@ -8,6 +8,7 @@ import contentType from 'content-type';
 import type { Request, Response } from 'express';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
+import { boundedBodyReader } from '../common/http/body-reader.js';
 import { ProblemException } from '../common/problem/problem.exception.js';
 import { RATE_LIMIT_STORE } from '../rate-limit/rate-limit.module.js';
 import { applyRateLimit, type RateLimitPolicy } from '../rate-limit/rate-limit.headers.js';
@@ -45,7 +46,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       windowSeconds: config.rateLimit.windowSeconds,
     };
     const parser = bodyParser.urlencoded({ extended: false, limit: config.bodyLimitBytes, type: () => true });
-    this.readForm = (request, response) => new Promise((resolve) => parser(request, response, () => resolve()));
+    this.readForm = boundedBodyReader(parser, { maxBytes: config.bodyLimitBytes, timeoutMs: config.bodyTimeoutMs });
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -129,12 +130,20 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       throw invalidRequest('Send the access token in the Authorization header, never in the query string.');
     }
     if (isFormBody(request)) {
-      await this.readForm(request, response);
+      // Read before authentication, so bounded (413, 408) like every body; a form that cannot be
+      // parsed holds no access_token and goes on to the 401 it would get anyway.
+      await this.readForm(request, response).catch((error: unknown) => {
+        if (isBodyBoundExceeded(error)) throw error;
+      });
       if (request.body && Object.hasOwn(request.body as object, 'access_token')) {
         throw invalidRequest('Send the access token in the Authorization header, never in the request body.');
       }
     }
   }
+}
+
+function isBodyBoundExceeded(error: unknown): boolean {
+  return error instanceof ProblemException && (error.problemType.status === 413 || error.problemType.status === 408);
 }
 
 function isAuthenticationFailure(error: unknown): boolean {

@@ -9,7 +9,7 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
-import { parseDatabaseUrl, type DatabaseConfig } from '../database/database-url.js';
+import { parseDatabaseUrl, type DatabaseConfig } from './database-url.js';
 import { ConfigError } from './config-error.js';
 
 // Every variable the service reads. Values arrive as strings; validation names the variable and what it
@@ -41,6 +41,10 @@ class EnvironmentVariables {
   @IsOptional()
   @Matches(/^\d+(b|kb|mb)?$/i, { message: 'BODY_LIMIT must be a size such as 1048576, 512kb or 1mb' })
   BODY_LIMIT?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}$/, { message: 'BODY_TIMEOUT must be whole milliseconds from 1 to 999999' })
+  BODY_TIMEOUT?: string;
 
   @IsOptional()
   @MinLength(32, { message: 'CURSOR_SECRET must be at least 32 characters long' })
@@ -154,6 +158,8 @@ export interface AppConfig {
   apiPrefix: string;
   database: DatabaseConfig;
   bodyLimitBytes: number;
+  /** How long the service waits for a request body, from when it starts reading (ms); then 408. */
+  bodyTimeoutMs: number;
   /** null: a random secret per process (cursors then only work on the instance that issued them). */
   cursorSecret: string | null;
   /** null: Location and Link headers are root-relative. */
@@ -208,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       poolSize: Number(variables.DATABASE_POOL_SIZE ?? 10),
     }),
     bodyLimitBytes: parseByteSize(variables.BODY_LIMIT ?? '1mb'),
+    bodyTimeoutMs: Number(variables.BODY_TIMEOUT ?? 30_000),
     cursorSecret: variables.CURSOR_SECRET ?? null,
     publicBaseUrl: variables.PUBLIC_BASE_URL ?? null,
     logLevel: (variables.LOG_LEVEL ?? 'log') as LogLevelName,

@@ -1,5 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
-import type { DatabaseConfig } from './database-url.js';
+import type { DatabaseConfig } from '../config/database-url.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { TypeOrmNestLogger } from './typeorm-logger.js';
 
@@ -25,7 +25,9 @@ export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOpti
       database: database.path,
       // WAL lets readers proceed while a write is in progress; it does not apply to :memory:.
       enableWAL: database.path !== ':memory:',
-      // How long a statement waits for another connection's write lock before SQLITE_BUSY (-> 503).
+      // How long a statement waits for another process's write lock before SQLITE_BUSY, while the
+      // service starts (and in the migration CLI). Once it serves, SQLite waits no more: better-sqlite3
+      // would block the event loop for that long; see sqlite-busy-retry.ts.
       timeout: 5_000,
       prepareDatabase: (db: { pragma: (statement: string) => unknown }) => {
         db.pragma('foreign_keys = ON');

@@ -52,6 +52,17 @@ describe('AppLogger', () => {
     });
   });
 
+  it('keeps a second string that is not a stack (a run of newlines, say) apart from the error', () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = loggerWritingTo(lines);
+    const newlines = `\n${'\n'.repeat(50_000)}at`;
+
+    logger.error('boom', newlines, 'Posts');
+
+    expect(lines[0]).toMatchObject({ context: 'Posts', msg: 'boom' });
+    expect(lines[0]).not.toHaveProperty('err');
+  });
+
   it('adds the request being served: id, method and path, never the query string', () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = loggerWritingTo(lines);

@@ -52,7 +52,7 @@ export class AppLogger implements LoggerService {
       Object.assign(line, message);
     } else {
       text = String(message);
-      if (level === 'error' && typeof params[0] === 'string' && /\n\s*at /.test(params[0])) {
+      if (level === 'error' && typeof params[0] === 'string' && isStackTrace(params[0])) {
         const error = new Error(text);
         error.stack = params.shift() as string;
         line.err = error;
@@ -61,4 +61,10 @@ export class AppLogger implements LoggerService {
     if (text === undefined) this.logger[level](line);
     else this.logger[level](line, text);
   }
+}
+
+// A V8 stack has a line starting "    at ". A fixed string rather than /\n\s*at /, which is
+// quadratic on a long run of newlines, and the message may quote request input.
+function isStackTrace(text: string): boolean {
+  return text.includes('\n    at ');
 }

@@ -36,3 +36,8 @@ export function serveOpenApi(app: INestApplication): void {
     useGlobalPrefix: true,
   });
 }
+
+/** The document as committed in openapi.json (npm run openapi), byte for byte. */
+export function serializeOpenApiDocument(document: object): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

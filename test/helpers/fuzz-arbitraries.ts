@@ -10,12 +10,20 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** An If-Match no post can satisfy (there is no post 0): a write carrying it can never apply. */
 export const NEVER_MATCHING_ETAG = '"0.0"';
 /**
- * Node's HTTP parser answers a request head over 16 KiB with a bare 431 (no problem body) before the
- * app sees it, so paths and query strings stay well below that.
+ * Node's HTTP parser answers a request head over 16 KiB with its own 431 before the app sees it, so
+ * paths and query strings stay well below that.
  */
 const MAX_URL_LENGTH = 8 * 1024;
+/**
+ * Requests with long headers keep their whole head under this, so that every 431 they get is the
+ * app's, naming the header, and never Node's answer to a head over 16 KiB.
+ */
+const MAX_HEAD_BYTES = 15_500;
 /** Well-formed ids from here on are never reached by the posts a run creates: writes to them are 404. */
 const UNUSED_ID_FLOOR = 1e12;
+// docs/api.md: longer If-Match / If-None-Match / Idempotency-Key values are 431, naming the header.
+const MAX_ENTITY_TAG_HEADER_LENGTH = 4_096;
+const MAX_IDEMPOTENCY_KEY_HEADER_LENGTH = 1_024;
 
 export type Category =
   | 'post-body'
@@ -25,9 +33,19 @@ export type Category =
   | 'content-type'
   | 'authorization'
   | 'if-match'
+  | 'if-none-match'
   | 'idempotency-key'
+  | 'api-key-expiry'
   | 'path'
   | 'query';
+
+/** What the problem of a refusal must say beyond its status: its type, and what its `errors` name. */
+export interface ExpectedProblem {
+  /** The last segment of the problem type URN. */
+  type: string;
+  /** A body member (JSON Pointer) or a header, path or query parameter that an entry of `errors` names. */
+  error: { pointer: string } | { parameter: string };
+}
 
 export interface FuzzRequest {
   category: Category;
@@ -40,10 +58,16 @@ export interface FuzzRequest {
   valid: boolean;
   /** The statuses the contract allows for this request. */
   expected: readonly number[];
+  /** For some statuses, what the problem must say. */
+  problems?: Partial<Record<number, ExpectedProblem>>;
+  /** Why a 2xx body breaks the contract for this request, or null when it does not. */
+  successBodyViolation?: (body: unknown) => string | null;
 }
 
 /** What the run aims at: tokens, and the fixture posts that malformed writes must leave untouched. */
 export interface FuzzTargets {
+  /** admin: the only token that may create API keys. */
+  adminToken: string;
   /** posts:read and posts:write; the owner of ownPostIds. */
   writerToken: string;
   /** posts:read only. */
@@ -136,12 +160,86 @@ export function classifyId(raw: string): { valid: boolean; id?: number } {
   return /^[1-9][0-9]*$/.test(decoded) && Number.isSafeInteger(id) ? { valid: true, id } : { valid: false };
 }
 
+const isOptionalWhitespace = (character: string): boolean => character === ' ' || character === '\t';
+
+/**
+ * A header's field value: what was sent without the optional whitespace (SP, HTAB) around it (RFC
+ * 9110 §5.5), which is what Node hands to the app. Scanned from each end: /^[ \t]+|[ \t]+$/g
+ * restarts at every space of a long run, which is quadratic.
+ */
+export function fieldValue(header: string): string {
+  let start = 0;
+  let end = header.length;
+  while (start < end && isOptionalWhitespace(header[start])) start++;
+  while (end > start && isOptionalWhitespace(header[end - 1])) end--;
+  return header.slice(start, end);
+}
+
 /** Whether an Idempotency-Key header is usable: 1-255 printable ASCII characters, or that as an RFC 8941 string. */
 export function isValidIdempotencyKey(header: string): boolean {
-  const trimmed = header.replace(/^[ \t]+|[ \t]+$/g, '');
-  const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(trimmed);
-  const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : trimmed;
-  return (quoted !== null || !trimmed.startsWith('"')) && /^[\x21-\x7e]{1,255}$/.test(key);
+  const value = fieldValue(header);
+  // Checked first: a longer header is refused (431) before anything reads it.
+  if (value.length > MAX_IDEMPOTENCY_KEY_HEADER_LENGTH) return false;
+  const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(value);
+  const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : value;
+  return (quoted !== null || !value.startsWith('"')) && /^[\x21-\x7e]{1,255}$/.test(key);
+}
+
+export type EntityTagList =
+  | { kind: 'any' }
+  | { kind: 'malformed' }
+  | {
+      kind: 'tags';
+      tags: Array<{ weak: boolean; opaque: string }>;
+      /**
+       * RFC 9110 §5.6.1.2 has a recipient accept empty list elements, and an opaque-tag may contain a
+       * comma; the contract does not say whether the service goes that far, so 400 is allowed too.
+       */
+      lenient: boolean;
+    };
+
+/** RFC 9110 §13.1.1-2: `*` or a list of entity-tags, entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE (§8.8.3). */
+export function readEntityTagList(value: string): EntityTagList {
+  if (value === '*') return { kind: 'any' };
+  // etagc = %x21 / %x23-7E / obs-text; Node reads header bytes as Latin-1, so obs-text is U+0080-U+00FF.
+  const isEtagc = (character: string): boolean =>
+    character !== '"' && character >= '\x21' && character <= '\xff' && character !== '\x7f';
+  const tags: Array<{ weak: boolean; opaque: string }> = [];
+  let lenient = false;
+  let position = 0;
+  let elementDue = true;
+  for (;;) {
+    while (position < value.length && isOptionalWhitespace(value[position])) position++;
+    if (position === value.length || value[position] === ',') {
+      if (elementDue) lenient = true;
+      if (position === value.length) break;
+      position++;
+      elementDue = true;
+      continue;
+    }
+    // Two tags need a comma between them.
+    if (!elementDue) return { kind: 'malformed' };
+    const weak = value.startsWith('W/', position);
+    if (weak) position += 2;
+    const start = position;
+    if (value[position] !== '"') return { kind: 'malformed' };
+    position++;
+    while (position < value.length && isEtagc(value[position])) {
+      if (value[position] === ',') lenient = true;
+      position++;
+    }
+    if (value[position] !== '"') return { kind: 'malformed' };
+    position++;
+    tags.push({ weak, opaque: value.slice(start, position) });
+    elementDue = false;
+  }
+  return { kind: 'tags', tags, lenient };
+}
+
+/** The statuses of a header over its limit (431), or else of its reading. */
+function byLength(header: string, maxLength: number, otherwise: (value: string) => number[]): number[] {
+  const value = fieldValue(header);
+  return value.length > maxLength ? [431] : otherwise(value);
 }
 
 // --- strings -------------------------------------------------------------------------------------------
@@ -768,7 +866,24 @@ function authorizationRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> 
     });
 }
 
-function ifMatchHeaders(id: number): fc.Arbitrary<string> {
+/** About the size of a request's head: request line, headers, and what node:http adds (Host, Connection, Content-Length). */
+function headBytes(fuzz: FuzzRequest): number {
+  // Header values are Latin-1 (one byte a character): node:http writes them so.
+  const headers = Object.entries(fuzz.headers).reduce(
+    (bytes, [name, value]) => bytes + name.length + value.length + 4,
+    0,
+  );
+  return fuzz.method.length + fuzz.path.length + headers + 200;
+}
+
+/** A run of optional whitespace (SP, HTAB or both) of a length in [minLength, maxLength]. */
+const whitespaceRun = (minLength: number, maxLength: number): fc.Arbitrary<string> =>
+  fc
+    .tuple(fc.integer({ min: minLength, max: maxLength }), fc.constantFrom(' ', '\t', ' \t'))
+    .map(([length, unit]) => unit.repeat(length).slice(0, length));
+
+/** If-Match or If-None-Match values around the current ETag "<id>.1" of a post, short and long. */
+function entityTagHeaders(id: number): fc.Arbitrary<string> {
   const current = `"${id}.1"`;
   // Near misses of the current ETag: leading zeros, other versions, the weak form.
   const nearMiss = fc
@@ -793,6 +908,7 @@ function ifMatchHeaders(id: number): fc.Arbitrary<string> {
       'W/""',
       '"a"b"',
       '"x" "y"',
+      '"a,b"',
       ',',
       ', ,',
       `${current},`,
@@ -811,19 +927,71 @@ function ifMatchHeaders(id: number): fc.Arbitrary<string> {
       `"${'x'.repeat(5_000)}"`,
     ),
   );
-  return (
-    fc
-      .array(fc.oneof({ weight: 2, arbitrary: nearMiss }, { weight: 2, arbitrary: garbage }), {
-        minLength: 1,
-        maxLength: 4,
-      })
-      .chain((members) => fc.constantFrom(',', ', ', ' ,\t').map((separator) => members.join(separator)))
-      // What must not match: * and the current tag, with optional whitespace (SP, HTAB) around them.
-      .filter((header) => {
-        const members = header.split(',').map((member) => member.replace(/^[ \t]+|[ \t]+$/g, ''));
-        return !(members.length === 1 && members[0] === '*') && !members.includes(current);
-      })
+  const member = fc.oneof(
+    { weight: 2, arbitrary: nearMiss },
+    { weight: 2, arbitrary: garbage },
+    { weight: 1, arbitrary: fc.constantFrom(current, `W/${current}`, '*') },
   );
+  const list = fc
+    .array(member, { minLength: 1, maxLength: 4 })
+    .chain((members) => fc.constantFrom(',', ', ', ' ,\t').map((separator) => members.join(separator)));
+  return fc.oneof({ weight: 3, arbitrary: list }, { weight: 2, arbitrary: longEntityTagHeaders(id, member) });
+}
+
+/** Values with long runs of whitespace, and lists of hundreds of tags up to, at and past 4,096 characters. */
+function longEntityTagHeaders(id: number, member: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  const current = `"${id}.1"`;
+  const tag = fc.constantFrom(
+    `"${id + 1}.1"`,
+    `"${id}.2"`,
+    `W/${current}`,
+    `"${id}.10"`,
+    '"0.0"',
+    `"${'x'.repeat(30)}"`,
+  );
+  // Whitespace around a field value is not part of it (RFC 9110 §5.5): what is inside decides.
+  const wrapped = fc.tuple(whitespaceRun(0, 7_000), member, whitespaceRun(0, 7_000)).map((parts) => parts.join(''));
+  // Whitespace where no list allows it: 400 up to the limit, 431 past it.
+  const spacedOut = fc
+    .tuple(fc.constantFrom('a', current, '"', 'W/'), whitespaceRun(1_000, 15_000), fc.constantFrom('b', current, '"'))
+    .map((parts) => parts.join(''));
+  const longList = fc
+    .record({
+      length: fc.oneof(fc.integer({ min: 4_094, max: 4_098 }), fc.integer({ min: 1_000, max: 13_000 })),
+      tags: fc.array(tag, { minLength: 1, maxLength: 8 }),
+      separator: fc.constantFrom(',', ', ', ' ,\t'),
+      // At the end, so that only a reading of the whole list finds it.
+      last: fc.oneof(tag, fc.constantFrom(current, `W/${current}`, `${id}.1`, '"x" "y"', '')),
+      padding: fc.constantFrom(' ', '\t'),
+      around: whitespaceRun(0, 1_000),
+    })
+    .map(({ length, tags, separator, last, padding, around }) => {
+      const members: string[] = [];
+      let used = last.length;
+      for (let index = 0; used + separator.length + tags[index % tags.length].length <= length; index++) {
+        members.push(tags[index % tags.length]);
+        used += separator.length + tags[index % tags.length].length;
+      }
+      const text = [...members, last].join(separator);
+      // The rest of the length as whitespace after the first comma, where a list allows it.
+      const comma = text.indexOf(',') + 1;
+      return around + text.slice(0, comma) + padding.repeat(length - text.length) + text.slice(comma) + around;
+    });
+  return fc.oneof(wrapped, spacedOut, longList);
+}
+
+/** If-Match values that no write can satisfy: neither * nor the current ETag, compared strongly. */
+function ifMatchHeaders(id: number): fc.Arbitrary<string> {
+  const current = `"${id}.1"`;
+  // Read whatever the length: were a value the oracle finds too long parsed after all, it must still
+  // not let a write through and change a fixture.
+  return entityTagHeaders(id).filter((header) => {
+    const list = readEntityTagList(fieldValue(header));
+    return (
+      list.kind === 'malformed' ||
+      (list.kind === 'tags' && !list.tags.some((tag) => !tag.weak && tag.opaque === current))
+    );
+  });
 }
 
 function ifMatchRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
@@ -860,14 +1028,59 @@ function ifMatchRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
           },
           body: method === 'PUT' ? replacement : method === 'PATCH' ? patch : undefined,
           valid: false,
-          // A malformed list is 400; a well-formed one that does not match is 412 (403 for another's post).
-          expected: own ? [400, 412] : [400, 403],
+          expected: byLength(ifMatch, MAX_ENTITY_TAG_HEADER_LENGTH, (value) => {
+            const list = readEntityTagList(value);
+            // A malformed list is 400; the contract does not order it against the ownership check (403).
+            if (list.kind === 'malformed') return own ? [400] : [400, 403];
+            // A well-formed list that does not match is 412, after 403 for another's post.
+            const refused = own ? 412 : 403;
+            return list.kind === 'tags' && list.lenient ? [400, refused] : [refused];
+          }),
+          problems: { 431: { type: 'request-header-fields-too-large', error: { parameter: 'If-Match' } } },
         }),
-    );
+    )
+    .filter((fuzz) => headBytes(fuzz) <= MAX_HEAD_BYTES);
+}
+
+function ifNoneMatchRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
+  return fc
+    .record({
+      target: targetPath(targets),
+      token: fc.constantFrom(targets.readerToken, targets.writerToken),
+    })
+    .chain((fields) => fc.tuple(fc.constant(fields), fc.option(entityTagHeaders(fields.target.id), { freq: 20 })))
+    .map(([{ target, token }, ifNoneMatch]) => {
+      const current = `"${target.id}.1"`;
+      const headers: Record<string, string> = { authorization: bearer(token) };
+      if (ifNoneMatch !== null) headers['if-none-match'] = ifNoneMatch;
+      const expected =
+        ifNoneMatch === null
+          ? [target.target === 'deleted' ? 404 : 200]
+          : byLength(ifNoneMatch, MAX_ENTITY_TAG_HEADER_LENGTH, (value) => {
+              const list = readEntityTagList(value);
+              // The header is read before the post: malformed is 400 even when the post is gone.
+              if (list.kind === 'malformed') return [400];
+              const lenient = list.kind === 'tags' && list.lenient ? [400] : [];
+              if (target.target === 'deleted') return [...lenient, 404];
+              // Weak comparison (RFC 9110 §8.8.3.2): W/"<id>.1" matches as well.
+              const matches = list.kind === 'any' || list.tags.some((tag) => tag.opaque === current);
+              return [...lenient, matches ? 304 : 200];
+            });
+      return request({
+        category: 'if-none-match',
+        method: 'GET',
+        path: `/posts/${target.id}`,
+        headers,
+        valid: expected.includes(200),
+        expected,
+        problems: { 431: { type: 'request-header-fields-too-large', error: { parameter: 'If-None-Match' } } },
+      });
+    })
+    .filter((fuzz) => headBytes(fuzz) <= MAX_HEAD_BYTES);
 }
 
 function idempotencyKeyRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
-  const key = fc.oneof(
+  const shortKey = fc.oneof(
     headerText(300),
     fc.constantFrom(
       '',
@@ -886,27 +1099,345 @@ function idempotencyKeyRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest>
       'k'.repeat(256),
       `"${'k'.repeat(255)}"`,
       `"${'k'.repeat(256)}"`,
+      // 255 escaped characters: 512 characters between the quotes, still a usable key; 256 are not.
+      `"${'\\\\'.repeat(255)}"`,
+      `"${'\\"'.repeat(255)}"`,
+      `"${'\\\\'.repeat(256)}"`,
       'caf\u00e9',
       '\u00ff',
       'abc\u00a0',
       '\u00a0abc',
       "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./",
     ),
-    fc.integer({ min: 250, max: 4_000 }).map((length) => 'k'.repeat(length)),
   );
-  return fc.tuple(key, validBody('create')).map(([idempotencyKey, body]) => {
-    const valid = isValidIdempotencyKey(idempotencyKey);
-    return request({
-      category: 'idempotency-key',
-      method: 'POST',
-      path: '/posts',
-      headers: { authorization: bearer(targets.writerToken), ...json, 'idempotency-key': idempotencyKey },
-      body,
-      valid,
-      // A usable key that an earlier request sent with another body is 422 (idempotency-key-reused).
-      expected: valid ? [201, 422] : [400],
-    });
+  const longKey = fc.oneof(
+    fc.integer({ min: 250, max: 15_000 }).map((length) => 'k'.repeat(length)),
+    // Whitespace around the field value is not part of it (RFC 9110 §5.5): a usable key.
+    fc
+      .tuple(
+        whitespaceRun(0, 7_000),
+        fc.constantFrom('k', 'a-b_c.d~1', '"quoted"', `"${'\\\\'.repeat(255)}"`),
+        whitespaceRun(0, 7_000),
+      )
+      .map((parts) => parts.join('')),
+    // Whitespace inside, which no key may hold: 400 up to 1,024 characters, 431 past them.
+    fc
+      .tuple(fc.constantFrom('k', '"'), whitespaceRun(1, 15_000), fc.constantFrom('k', '"'))
+      .map((parts) => parts.join('')),
+    fc
+      .tuple(fc.integer({ min: 1_020, max: 1_030 }), fc.constantFrom('k', ' ', '\t'))
+      .map(([length, unit]) => `k${unit.repeat(length - 2)}k`),
+  );
+  const key = fc.oneof({ weight: 3, arbitrary: shortKey }, { weight: 2, arbitrary: longKey });
+  return fc
+    .tuple(key, validBody('create'))
+    .map(([idempotencyKey, body]) => {
+      const valid = isValidIdempotencyKey(idempotencyKey);
+      return request({
+        category: 'idempotency-key',
+        method: 'POST',
+        path: '/posts',
+        headers: { authorization: bearer(targets.writerToken), ...json, 'idempotency-key': idempotencyKey },
+        body,
+        valid,
+        // A usable key that an earlier request sent with another body is 422 (idempotency-key-reused).
+        expected: byLength(idempotencyKey, MAX_IDEMPOTENCY_KEY_HEADER_LENGTH, () => (valid ? [201, 422] : [400])),
+        problems: { 431: { type: 'request-header-fields-too-large', error: { parameter: 'Idempotency-Key' } } },
+      });
+    })
+    .filter((fuzz) => headBytes(fuzz) <= MAX_HEAD_BYTES);
+}
+
+// --- API key expiry ------------------------------------------------------------------------------------
+
+const DAY_MS = 86_400_000;
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const marchYear = month <= 2 ? year - 1 : year;
+  const era = Math.floor(marchYear / 400);
+  const yearOfEra = marchYear - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** docs/api.md: an expiry comes before the year 10000. */
+const LATEST_EXPIRY_MS = daysFromCivil(10_000, 1, 1) * DAY_MS - 1;
+
+/**
+ * The instant (in milliseconds, finer digits cut) that an RFC 3339 date-time names as the
+ * contract restricts it: YYYY-MM-DDTHH:MM:SS, 1-9 fraction digits, Z or ±HH:MM, T and Z in either
+ * case, a date and time that exist (no leap second), a year from 1000 to 9999. Undefined otherwise.
+ */
+export function rfc3339Instant(text: string): number | undefined {
+  // ASCII digits only, read at fixed places.
+  const digits = (start: number, count: number): number | undefined => {
+    if (start + count > text.length) return undefined;
+    let value = 0;
+    for (let index = start; index < start + count; index++) {
+      const digit = text.charCodeAt(index) - 0x30;
+      if (digit < 0 || digit > 9) return undefined;
+      value = value * 10 + digit;
+    }
+    return value;
+  };
+  const isOneOf = (index: number, characters: string): boolean =>
+    index < text.length && characters.includes(text[index]);
+  if (!(isOneOf(4, '-') && isOneOf(7, '-') && isOneOf(10, 'Tt') && isOneOf(13, ':') && isOneOf(16, ':'))) {
+    return undefined;
+  }
+  const year = digits(0, 4);
+  const month = digits(5, 2);
+  const day = digits(8, 2);
+  const hour = digits(11, 2);
+  const minute = digits(14, 2);
+  const second = digits(17, 2);
+  if (year === undefined || month === undefined || day === undefined) return undefined;
+  if (hour === undefined || minute === undefined || second === undefined) return undefined;
+  let position = 19;
+  let milliseconds = 0;
+  if (isOneOf(position, '.')) {
+    const start = ++position;
+    while (digits(position, 1) !== undefined) position++;
+    if (position - start < 1 || position - start > 9) return undefined;
+    // Whole milliseconds only: a sum with a fraction of one is not exact at 4 * 10^12.
+    milliseconds = Number(text.slice(start, Math.min(position, start + 3)).padEnd(3, '0'));
+  }
+  let offsetMinutes = 0;
+  if (!(position === text.length - 1 && isOneOf(position, 'Zz'))) {
+    const offsetHour = digits(position + 1, 2);
+    const offsetMinute = digits(position + 4, 2);
+    if (position + 6 !== text.length || !isOneOf(position, '+-') || !isOneOf(position + 3, ':')) return undefined;
+    if (offsetHour === undefined || offsetMinute === undefined || offsetHour > 23 || offsetMinute > 59)
+      return undefined;
+    offsetMinutes = (text[position] === '-' ? -1 : 1) * (offsetHour * 60 + offsetMinute);
+  }
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  const minutes = (daysFromCivil(year, month, day) * 24 + hour) * 60 + minute - offsetMinutes;
+  return minutes * 60_000 + second * 1_000 + milliseconds;
+}
+
+/**
+ * What POST /api-keys must make of this expiresAt: 'valid' (none, or an instant after now and up to
+ * the end of 9999), 'invalid', or 'unclear' within a day of either bound, where the clocks of the
+ * test and the service would decide; the run leaves those out.
+ */
+export function classifyExpiresAt(value: unknown, now: number): 'valid' | 'invalid' | 'unclear' {
+  if (value === undefined) return 'valid';
+  if (typeof value !== 'string') return 'invalid';
+  const instant = rfc3339Instant(value);
+  if (instant === undefined) return 'invalid';
+  if (Math.abs(instant - now) < DAY_MS || Math.abs(instant - LATEST_EXPIRY_MS) < DAY_MS) return 'unclear';
+  return instant > now && instant <= LATEST_EXPIRY_MS ? 'valid' : 'invalid';
+}
+
+const padded = (value: number, width: number): string => String(value).padStart(width, '0');
+
+/** A numeric field: mostly in its range at its width, sometimes past it or at another width. */
+function dateTimeField(range: [number, number], wider: [number, number], width = 2): fc.Arbitrary<string> {
+  const widerValue = fc.integer({ min: wider[0], max: wider[1] });
+  return fc.oneof(
+    { weight: 20, arbitrary: fc.integer({ min: range[0], max: range[1] }).map((value) => padded(value, width)) },
+    { weight: 1, arbitrary: widerValue.map((value) => padded(value, width)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(widerValue, fc.integer({ min: 1, max: width + 1 }))
+        .map(([value, otherWidth]) => padded(value, otherWidth)),
+    },
+  );
+}
+
+const THIS_YEAR = new Date().getUTCFullYear();
+
+const yearField: fc.Arbitrary<string> = fc.oneof(
+  { weight: 8, arbitrary: fc.integer({ min: THIS_YEAR, max: THIS_YEAR + 100 }).map(String) },
+  { weight: 4, arbitrary: fc.integer({ min: 1_000, max: 9_999 }).map(String) },
+  { weight: 2, arbitrary: fc.constantFrom(THIS_YEAR - 1, THIS_YEAR, THIS_YEAR + 1, 1_000, 9_999).map(String) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 999 }).map((year) => padded(year, 4)) },
+  // 1-3 or 5-6 digits, and ISO 8601's expanded years with a sign.
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.integer({ min: 0, max: 999 }).map(String),
+      fc.integer({ min: 10_000, max: 999_999 }).map(String),
+      fc
+        .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 999_999 }), fc.integer({ min: 4, max: 6 }))
+        .map(([sign, year, width]) => sign + padded(year, width)),
+    ),
+  },
+);
+
+const digitString = (minLength: number, maxLength: number): fc.Arbitrary<string> =>
+  fc.string({ unit: fc.constantFrom(...'0123456789'), minLength, maxLength });
+
+const offsetField: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('Z', 'z') },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(fc.constantFrom('+', '-'), dateTimeField([0, 23], [0, 25]), dateTimeField([0, 59], [0, 60]))
+      .map(([sign, hour, minute]) => `${sign}${hour}:${minute}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom('+', '-'), dateTimeField([0, 23], [0, 25]), dateTimeField([0, 59], [0, 60]))
+      .map(([sign, hour, minute]) => `${sign}${hour}${minute}`),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('', 'UTC', 'GMT', '+24:00', '-00:00', 'Z+01:00', ' Z', '\u221201:00') },
+);
+
+/** YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), each part well-formed most of the time. */
+const dateTimeFromParts: fc.Arbitrary<string> = fc
+  .record({
+    year: yearField,
+    month: dateTimeField([1, 12], [0, 13]),
+    day: dateTimeField([1, 31], [0, 32]),
+    hour: dateTimeField([0, 23], [0, 25]),
+    minute: dateTimeField([0, 59], [0, 60]),
+    second: dateTimeField([0, 59], [0, 61]),
+    fraction: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('') },
+      { weight: 6, arbitrary: digitString(1, 9).map((digits) => `.${digits}`) },
+      { weight: 1, arbitrary: fc.oneof(fc.constant(''), digitString(10, 12)).map((digits) => `.${digits}`) },
+    ),
+    offset: offsetField,
+    designator: fc.oneof({ weight: 10, arbitrary: fc.constantFrom('T', 't') }, fc.constantFrom(' ', '', '_', 'TT')),
+    dateSeparator: fc.oneof({ weight: 20, arbitrary: fc.constant('-') }, fc.constantFrom('/', '', '.', '\u2010')),
+    timeSeparator: fc.oneof({ weight: 20, arbitrary: fc.constant(':') }, fc.constantFrom('', '.', '-')),
+  })
+  .map(
+    ({ year, month, day, hour, minute, second, fraction, offset, designator, dateSeparator, timeSeparator }) =>
+      `${year}${dateSeparator}${month}${dateSeparator}${day}${designator}` +
+      `${hour}${timeSeparator}${minute}${timeSeparator}${second}${fraction}${offset}`,
+  );
+
+const CALENDAR_EDGES = [
+  `${THIS_YEAR + 2}-02-29T00:00:00Z`,
+  `${THIS_YEAR + 3}-02-29T00:00:00Z`,
+  '2096-02-29T00:00:00Z',
+  '2100-02-29T00:00:00Z',
+  '2400-02-29T12:00:00Z',
+  '2099-04-31T00:00:00Z',
+  '2099-06-30T23:59:59.999999999-23:59',
+  '2099-12-31T23:59:60Z',
+  '2099-12-31T24:00:00Z',
+  '9999-12-29T00:00:00Z',
+  '10000-01-01T00:00:00Z',
+  '1000-01-01T00:00:00Z',
+  '1969-12-31T23:59:59Z',
+  '2099-01-01T00:00:00+23:59',
+  '2099-01-01T00:00:00-24:00',
+];
+
+/** ISO 8601 forms that are not RFC 3339: week and ordinal dates, the basic format, a date or a time alone. */
+const otherIsoForms: fc.Arbitrary<string> = fc
+  .record({
+    year: fc.integer({ min: THIS_YEAR + 1, max: 9_998 }).map(String),
+    week: fc.integer({ min: 0, max: 54 }).map((week) => padded(week, 2)),
+    weekday: fc.integer({ min: 0, max: 8 }),
+    ordinal: fc.integer({ min: 0, max: 367 }).map((day) => padded(day, 3)),
+    time: fc.constantFrom('', 'T00:00:00Z', 'T12:30:00+01:00', 'T123000Z'),
+    form: fc.constantFrom('week', 'compact-week', 'ordinal', 'compact-ordinal', 'basic', 'date', 'time'),
+  })
+  .map(({ year, week, weekday, ordinal, time, form }) => {
+    switch (form) {
+      case 'week':
+        return `${year}-W${week}-${weekday}${time}`;
+      case 'compact-week':
+        return `${year}W${week}${weekday}${time}`;
+      case 'ordinal':
+        return `${year}-${ordinal}${time}`;
+      case 'compact-ordinal':
+        return `${year}${ordinal}${time}`;
+      case 'basic':
+        return `${year}1231T000000Z`;
+      case 'date':
+        return `${year}-12-31`;
+      default:
+        return `12:30:00Z`;
+    }
   });
+
+/** A future RFC 3339 date-time, then made something else: padded, other digits, invisible characters. */
+const alteredDateTime: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.integer({ min: THIS_YEAR + 1, max: 9_998 }),
+    fc.constantFrom('', ' ', '\n', '\t', '\u0000', '\u200b', '\ufeff', 'x'),
+    fc.constantFrom('', ' ', '\n', '\u0000', '\u00a0', 'Z', '.', 'x'),
+    // Fullwidth, Arabic-Indic and Devanagari digits: what \d-like classes of other engines accept.
+    fc.constantFrom(0x30, 0x30, 0xff10, 0x0660, 0x0966),
+  )
+  .filter(([, before, after, zero]) => before !== '' || after !== '' || zero !== 0x30)
+  .map(([year, before, after, zero]) =>
+    `${before}${year}-06-15T12:00:00Z${after}`.replace(/[0-9]/g, (digit) => String.fromCharCode(zero + Number(digit))),
+  );
+
+const expiresAtValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 12, arbitrary: dateTimeFromParts },
+  { weight: 2, arbitrary: fc.constantFrom(...CALENDAR_EDGES) },
+  { weight: 2, arbitrary: otherIsoForms },
+  { weight: 2, arbitrary: alteredDateTime },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom(...'0123456789-:.TtZz+ W'), minLength: 10, maxLength: 35 }),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.constantFrom(null, true, false, 0, -1, 4_102_444_800, 4_102_444_800_000, [], {}, { date: '2099-01-01' }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      dateTimeFromParts.map((text) => [text]),
+    ),
+  },
+  // No expiresAt: a key that never expires.
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
+/** What a created key may list as its expiresAt: null when it never expires, else the instant in UTC. */
+function listedExpiries(expiresAt: unknown): Array<string | null> {
+  if (typeof expiresAt !== 'string') return [null];
+  const instant = rfc3339Instant(expiresAt);
+  if (instant === undefined) return [null];
+  // Stored to the millisecond: nonzero digits past it may round it up.
+  const instants = /\.[0-9]{3}[0-9]*[1-9]/.test(expiresAt) ? [instant, instant + 1] : [instant];
+  return instants.map((time) => new Date(time).toISOString());
+}
+
+function apiKeyExpiryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
+  return expiresAtValue
+    .map((expiresAt) => ({ expiresAt, verdict: classifyExpiresAt(expiresAt, Date.now()) }))
+    .filter(({ verdict }) => verdict !== 'unclear')
+    .map(({ expiresAt, verdict }) => {
+      const listable = listedExpiries(expiresAt);
+      return request({
+        category: 'api-key-expiry',
+        method: 'POST',
+        path: '/api-keys',
+        headers: { authorization: bearer(targets.adminToken), ...json },
+        body: Buffer.from(JSON.stringify({ name: 'fuzzed expiry', scopes: ['posts:read'], expiresAt })),
+        valid: verdict === 'valid',
+        expected: [verdict === 'valid' ? 201 : 400],
+        problems: { 400: { type: 'validation-failed', error: { pointer: '/expiresAt' } } },
+        successBodyViolation: (body) => {
+          const listed = (body as { expiresAt?: unknown }).expiresAt;
+          return listable.includes(listed as string | null)
+            ? null
+            : `expiresAt ${JSON.stringify(listed)}, not ${listable.join(' or ')}`;
+        },
+      });
+    });
 }
 
 const ID_SAMPLES = [
@@ -1175,7 +1706,9 @@ export function fuzzArbitraries(targets: FuzzTargets): Record<Category, fc.Arbit
     'content-type': contentTypeRequests(targets),
     authorization: authorizationRequests(targets),
     'if-match': ifMatchRequests(targets),
+    'if-none-match': ifNoneMatchRequests(targets),
     'idempotency-key': idempotencyKeyRequests(targets),
+    'api-key-expiry': apiKeyExpiryRequests(targets),
     path: pathRequests(targets),
     query: queryRequests(targets),
   };

@@ -2,13 +2,15 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { AppConfig } from '../../config/environment.js';
 import { isUniqueViolation } from '../../database/database-errors.js';
+import { StartupLock } from '../../database/startup-lock.js';
 import { Scope } from '../principal.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 /**
  * First run: BOOTSTRAP_API_KEY makes sure an admin key with that value exists (idempotent across
  * restarts and instances: the unique digest index settles races). Without it, without OAuth and with
- * no keys at all, one admin key is created and printed once, so a fresh install is usable.
+ * no keys at all, one admin key is created and printed once, so a fresh install is usable; under the
+ * start-up lock, so that of instances starting together only one finds no key and creates it.
  */
 @Injectable()
 export class ApiKeyBootstrap implements OnApplicationBootstrap {
@@ -16,6 +18,7 @@ export class ApiKeyBootstrap implements OnApplicationBootstrap {
 
   constructor(
     private readonly apiKeysService: ApiKeysService,
+    private readonly startupLock: StartupLock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -23,7 +26,12 @@ export class ApiKeyBootstrap implements OnApplicationBootstrap {
     const { bootstrapApiKey, oauth } = this.config.auth;
     if (bootstrapApiKey !== null) return this.ensureBootstrapKey(bootstrapApiKey);
     if (oauth !== null || (await this.apiKeysService.count()) > 0) return;
+    await this.startupLock.run(() => this.createFirstRunKey());
+  }
 
+  private async createFirstRunKey(): Promise<void> {
+    // Counted again now that no other instance can be between its own count and insert.
+    if ((await this.apiKeysService.count()) > 0) return;
     const { apiKey, token } = await this.apiKeysService.create({ name: 'initial-admin', scopes: [Scope.admin] });
     // Deliberately the console and not the log: this is the only time the token exists outside its owner.
     process.stdout.write(

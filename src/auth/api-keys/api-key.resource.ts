@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { ApiKey } from './api-key.entity.js';
+import { expiryOf } from './api-key-expiry.js';
 
 /** An API key as listed: never the token or its digest, only a hint to tell keys apart. */
 export class ApiKeyResource {
@@ -40,7 +41,7 @@ export function toApiKeyResource(apiKey: ApiKey): ApiKeyResource {
     scopes: apiKey.scopes.split(' '),
     tokenHint: apiKey.tokenHint,
     createdAt: apiKey.createdAt.toISOString(),
-    expiresAt: apiKey.expiresAt?.toISOString() ?? null,
+    expiresAt: expiryOf(apiKey)?.toISOString() ?? null,
     lastUsedAt: apiKey.lastUsedAt?.toISOString() ?? null,
     revokedAt: apiKey.revokedAt?.toISOString() ?? null,
   };

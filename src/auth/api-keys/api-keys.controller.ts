@@ -12,6 +12,7 @@ import { ParseIdPipe } from '../../common/http/parse-id.pipe.js';
 import { PublicUrls } from '../../common/http/public-urls.js';
 import { ProblemException } from '../../common/problem/problem.exception.js';
 import { ProblemTypes } from '../../common/problem/problem-types.js';
+import { parseDateTime } from '../../common/validation/date-time.js';
 import { RequireScope } from '../auth.decorators.js';
 import { Scope, type ScopeName } from '../principal.js';
 import { ApiIdParam, ApiProblems, RATE_LIMIT_HEADERS } from '../../openapi/api-responses.js';
@@ -61,7 +62,7 @@ export class ApiKeysController {
     @Body() input: CreateApiKeyDto,
     @Res({ passthrough: true }) response: Response,
   ): Promise<CreatedApiKeyResource> {
-    const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
+    const expiresAt = input.expiresAt === undefined ? null : parseDateTime(input.expiresAt)!;
     if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
       throw new ProblemException(ProblemTypes.validationFailed, 'Invalid: /expiresAt.', {
         errors: [{ pointer: '/expiresAt', detail: 'expiresAt must be in the future' }],

@@ -10,6 +10,7 @@ import {
   tokenHint,
 } from './api-key-token.js';
 import { ApiKey } from './api-key.entity.js';
+import { expiryOf } from './api-key-expiry.js';
 
 // A key found in the database is trusted for this long without asking again: a hot key costs no
 // round trip, and a revocation made anywhere (another instance, the CLI) takes effect within it.
@@ -52,7 +53,8 @@ export class ApiKeysService {
     }
     if (entry === undefined) return null;
     const { key } = entry;
-    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt.getTime() <= now)) return null;
+    const expiry = expiryOf(key);
+    if (key.revokedAt !== null || (expiry !== null && expiry.getTime() <= now)) return null;
     this.recordUse(key, now);
     return entry.principal;
   }

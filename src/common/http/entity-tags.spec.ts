@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemException } from '../problem/problem.exception.js';
-import { parseEntityTagCondition } from './entity-tags.js';
+import { MAX_ENTITY_TAG_LIST_LENGTH, parseEntityTagCondition } from './entity-tags.js';
 
 describe('parseEntityTagCondition', () => {
   it('reads * and lists of strong and weak tags, with spaces and tabs around the members', () => {
@@ -20,5 +20,16 @@ describe('parseEntityTagCondition', () => {
     ['before *', '\u00a0*'],
   ])('refuses a no-break space %s, which is not optional whitespace', (_, header) => {
     expect(() => parseEntityTagCondition(header, 'If-Match')).toThrow(ProblemException);
+  });
+});
+
+describe('the length of a conditional header', () => {
+  it('reads a list of 4,096 characters and refuses a longer one with 431 before parsing it', () => {
+    const tags = Array.from({ length: 1_000 }, (_, index) => `"${index}.1"`).join(',');
+    const fitting = tags.slice(0, tags.lastIndexOf(',', MAX_ENTITY_TAG_LIST_LENGTH));
+
+    expect(parseEntityTagCondition(fitting, 'If-Match')).toHaveLength(fitting.split(',').length);
+    expect(() => parseEntityTagCondition(tags, 'If-Match')).toThrow(ProblemException);
+    expect(() => parseEntityTagCondition(tags, 'If-Match')).toThrow(/at most 4096/);
   });
 });

@@ -1,6 +1,6 @@
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
-import { trimOptionalWhitespace } from './optional-whitespace.js';
+import { assertHeaderLength, trimOptionalWhitespace } from './optional-whitespace.js';
 
 export interface EntityTag {
   weak: boolean;
@@ -13,10 +13,13 @@ export type EntityTagCondition = '*' | EntityTag[];
 
 // entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text
 const ENTITY_TAG = /^(W\/)?("[\x21\x23-\x7e\x80-\xff]*")$/;
+// A post's tag is under 40 characters: this leaves room for a hundred of them.
+export const MAX_ENTITY_TAG_LIST_LENGTH = 4_096;
 
 /** Parses a conditional header; undefined when absent, 400 when it is not a valid list of entity-tags. */
 export function parseEntityTagCondition(header: string | undefined, name: string): EntityTagCondition | undefined {
   if (header === undefined) return undefined;
+  assertHeaderLength(header, name, MAX_ENTITY_TAG_LIST_LENGTH);
   const trimmed = trimOptionalWhitespace(header);
   if (trimmed === '*') return '*';
   const tags: EntityTag[] = [];
@@ -30,11 +33,6 @@ export function parseEntityTagCondition(header: string | undefined, name: string
     tags.push({ weak: match[1] !== undefined, opaque: match[2] });
   }
   return tags;
-}
-
-/** RFC 9110 §8.8.3.2 strong comparison, for If-Match: weak tags never match. */
-export function strongMatch(condition: EntityTagCondition, current: string): boolean {
-  return condition === '*' || condition.some((tag) => !tag.weak && tag.opaque === current);
 }
 
 /** Weak comparison, for If-None-Match: only the opaque-tags are compared. */

@@ -8,6 +8,7 @@ import type { AppConfig } from '../../config/environment.js';
 import { invalidRequest } from '../../auth/bearer-errors.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
+import { boundedBodyReader } from './body-reader.js';
 
 const JSON_TYPES = ['application/json'];
 // RFC 7396 merge patches have their own media type; PATCH accepts both.
@@ -28,11 +29,9 @@ export const MAX_JSON_DEPTH = 64;
  */
 @Injectable()
 export class JsonBodyGuard implements CanActivate {
-  private readonly parseJson: (request: Request, response: Response) => Promise<void>;
-  private readonly limit: number;
+  private readonly readJson: (request: Request, response: Response) => Promise<void>;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.limit = config.bodyLimitBytes;
     // Content-Type was checked already; strict: only objects and arrays at the top level (RFC 8259 allows
     // any value, but a post is always an object and this rejects `null` or `"x"` before parsing).
     // verify: invalid UTF-8 would otherwise be decoded to U+FFFD and stored silently altered.
@@ -44,10 +43,7 @@ export class JsonBodyGuard implements CanActivate {
         if (!isUtf8(buffer)) throw Object.assign(new Error('invalid UTF-8'), { status: 400 });
       },
     });
-    this.parseJson = (request, response) =>
-      new Promise((resolve, reject) =>
-        parser(request, response, (error?: Error) => (error ? reject(error) : resolve())),
-      );
+    this.readJson = boundedBodyReader(parser, { maxBytes: config.bodyLimitBytes, timeoutMs: config.bodyTimeoutMs });
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -55,14 +51,8 @@ export class JsonBodyGuard implements CanActivate {
     const request = http.getRequest<Request>();
     const accepted = ACCEPTED_TYPES[request.method];
     if (accepted) {
-      const response = http.getResponse<Response>();
       assertMediaType(request, accepted);
-      this.assertDeclaredLength(request, response);
-      try {
-        await this.parseJson(request, response);
-      } catch (error) {
-        throw toProblem(error);
-      }
+      await this.readJson(request, http.getResponse<Response>());
       if (nestsDeeperThan(request.body, MAX_JSON_DEPTH)) {
         throw new ProblemException(
           ProblemTypes.malformedJson,
@@ -76,20 +66,6 @@ export class JsonBodyGuard implements CanActivate {
     }
     return true;
   }
-
-  // body-parser would read (and discard) a declared-too-large body to the end before answering;
-  // refuse it from the header alone and close the connection instead of draining megabytes.
-  private assertDeclaredLength(request: Request, response: Response): void {
-    const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > this.limit) {
-      response.setHeader('Connection', 'close');
-      throw payloadTooLarge(this.limit);
-    }
-  }
-}
-
-function payloadTooLarge(limit: number | undefined): ProblemException {
-  return new ProblemException(ProblemTypes.payloadTooLarge, `The request body exceeds the limit of ${limit} bytes.`);
 }
 
 function isObject(value: unknown): value is object {
@@ -132,34 +108,5 @@ function assertMediaType(request: Request, accepted: string[]): void {
         (header === undefined ? '; the request has no Content-Type.' : '.'),
       { headers: request.method === 'PATCH' ? { 'Accept-Patch': PATCH_TYPES.join(', ') } : {} },
     );
-  }
-}
-
-interface BodyParserError {
-  type?: string;
-  status?: number;
-  limit?: number;
-}
-
-// body-parser marks its errors with a `type`; each maps to a problem a client can act on.
-function toProblem(error: unknown): ProblemException {
-  const { type, limit } = error as BodyParserError;
-  switch (type) {
-    case 'entity.too.large':
-      return payloadTooLarge(limit);
-    case 'entity.parse.failed':
-      return new ProblemException(ProblemTypes.malformedJson, 'The request body could not be parsed as a JSON object.');
-    case 'entity.verify.failed':
-      return new ProblemException(ProblemTypes.malformedJson, 'The request body is not valid UTF-8.');
-    case 'encoding.unsupported':
-      return new ProblemException(
-        ProblemTypes.unsupportedMediaType,
-        'Unsupported Content-Encoding; use identity, gzip, deflate or br.',
-      );
-    case 'request.size.invalid':
-    case 'request.aborted':
-      return new ProblemException(ProblemTypes.badRequest, 'The request body ended before its declared length.');
-    default:
-      return new ProblemException(ProblemTypes.badRequest, 'The request body could not be read.', { cause: error });
   }
 }

@@ -3,7 +3,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThan, LessThanOrEqual, type DataSource, type EntityManager, type Repository } from 'typeorm';
 import { isUniqueViolation } from '../../database/database-errors.js';
-import { trimOptionalWhitespace } from '../http/optional-whitespace.js';
+import { assertHeaderLength, trimOptionalWhitespace } from '../http/optional-whitespace.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
@@ -17,6 +17,8 @@ const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
 const CLEANUP_BATCH = 1_000;
 // IETF draft: the key is a string; printable ASCII, at most 255 characters, as Stripe accepts.
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+// A 255-character key, quoted with every character escaped, is 512: anything longer is not a key.
+const MAX_KEY_HEADER_LENGTH = 1_024;
 
 export interface StoredResponse {
   status: number;
@@ -48,6 +50,7 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
 
   /** The header's key, unquoted if sent as a structured-field string; 400 when it is not a usable key. */
   static parseKey(header: string): string {
+    assertHeaderLength(header, 'Idempotency-Key', MAX_KEY_HEADER_LENGTH);
     const trimmed = trimOptionalWhitespace(header);
     // RFC 8941 §3.3.3 string: only \" and \\ are escapes; anything else inside quotes is malformed.
     const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(trimmed);

@@ -6,14 +6,8 @@ import { requestIdOf } from '../http/request-id.middleware.js';
 import { requestPath } from '../http/request-path.js';
 import { RouteTable } from '../http/route-table.js';
 import { ProblemException } from './problem.exception.js';
-import { ProblemTypes, type FieldError, type ProblemType } from './problem-types.js';
-
-interface Problem {
-  problemType: ProblemType;
-  detail: string;
-  errors?: FieldError[];
-  headers?: Record<string, string>;
-}
+import { ProblemTypes, type ProblemType } from './problem-types.js';
+import { sendProblem, type Problem } from './send-problem.js';
 
 // Seconds a client should wait before retrying while the database is unreachable.
 const DATABASE_RETRY_AFTER_SECONDS = '5';
@@ -60,21 +54,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       });
     }
 
-    const body = {
-      type: problem.problemType.type,
-      title: problem.problemType.title,
-      status: problem.problemType.status,
-      detail: problem.detail,
-      instance: requestPath(request),
-      requestId: requestIdOf(response),
-      ...(problem.errors && { errors: problem.errors }),
-    };
-    for (const [name, value] of Object.entries(problem.headers ?? {})) response.setHeader(name, value);
-    response
-      .status(body.status)
-      .setHeader('Content-Type', 'application/problem+json; charset=utf-8')
-      .setHeader('Cache-Control', 'no-store')
-      .send(JSON.stringify(body));
+    sendProblem(request, response, problem);
   }
 
   private toProblem(exception: unknown, request: Request): Problem {

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, ValidateIf } from 'class-validator';
+import { IsDateTime } from '../../../common/validation/date-time.js';
 import { IsText } from '../../../common/validation/text-rules.js';
 import { ALL_SCOPES } from '../../principal.js';
 
@@ -16,7 +17,10 @@ export class CreateApiKeyDto {
   scopes: string[];
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; none: the key never expires' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
+  // Absent means no expiry; null is not absent (IsOptional would let it through as "never expires").
+  @ValidateIf((dto: CreateApiKeyDto) => dto.expiresAt !== undefined)
+  // RFC 3339 only: class-validator's IsISO8601 also passes week dates and the basic format, which
+  // Date cannot read (they were stored as an Invalid Date).
+  @IsDateTime()
   expiresAt?: string;
 }

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module.js';
 import { APP_OPTIONS, createHttpAdapter } from '../app.setup.js';
-import { createOpenApiDocument } from './openapi.js';
+import { createOpenApiDocument, serializeOpenApiDocument } from '../openapi/openapi.js';
 
 /**
  * npm run openapi: writes openapi.json from the code. Preview mode builds the module graph without
@@ -21,13 +21,7 @@ async function generate(path: string): Promise<void> {
   process.stdout.write(`Wrote ${path}\n`);
 }
 
-export function serializeOpenApiDocument(document: object): string {
-  return `${JSON.stringify(document, null, 2)}\n`;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  generate(process.argv[2] ?? 'openapi.json').catch((error: unknown) => {
-    process.stderr.write(`openapi: ${(error as Error).message}\n`);
-    process.exit(1);
-  });
-}
+generate(process.argv[2] ?? 'openapi.json').catch((error: unknown) => {
+  process.stderr.write(`openapi: ${(error as Error).message}\n`);
+  process.exit(1);
+});

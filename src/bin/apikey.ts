@@ -2,12 +2,12 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
-import { ConfigModule } from '../../config/config.module.js';
-import { DatabaseModule } from '../../database/database.module.js';
-import { ALL_SCOPES, isScopeName, type ScopeName } from '../principal.js';
-import { toApiKeyResource, type ApiKeyResource } from './api-key.resource.js';
-import { ApiKeysModule } from './api-keys.module.js';
-import { ApiKeysService } from './api-keys.service.js';
+import { ConfigModule } from '../config/config.module.js';
+import { DatabaseModule } from '../database/database.module.js';
+import { ALL_SCOPES, isScopeName, type ScopeName } from '../auth/principal.js';
+import { toApiKeyResource, type ApiKeyResource } from '../auth/api-keys/api-key.resource.js';
+import { ApiKeysModule } from '../auth/api-keys/api-keys.module.js';
+import { ApiKeysService } from '../auth/api-keys/api-keys.service.js';
 
 const USAGE = `Usage: npm run --silent apikey -- <command> [options]
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from './config-error.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string; poolSize: number }

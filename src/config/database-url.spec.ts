@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from './config-error.js';
 import { parseDatabaseUrl } from './database-url.js';
 
 const OPTIONS = { poolSize: 7 };
