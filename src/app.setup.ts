@@ -5,6 +5,7 @@ import express from 'express';
 import helmet from 'helmet';
 import { answerClientErrorsWithProblems } from './common/http/client-errors.js';
 import { hostHeaderMiddleware } from './common/http/host-header.middleware.js';
+import { refuseRequestsAfterClose } from './common/http/lingering-close.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import type { AppConfig } from './config/environment.js';
 import { RequestLogMiddleware } from './logging/request-log.middleware.js';
@@ -32,6 +33,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // A request without Host reaches hostHeaderMiddleware, which answers it with a problem, instead of
   // Node's bare 400 with no body and no request id (an option of Node 20's server, not in its types).
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  app.use(refuseRequestsAfterClose);
   app.use(requestIdMiddleware);
   // Every request is logged and measured, whatever its path (outside API_PREFIX, Swagger UI, paths no
   // route matches). Mounted here rather than as Nest module middleware, which Nest mounts under the

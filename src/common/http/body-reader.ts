@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { closeConnectionAfterResponse } from './lingering-close.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
 
@@ -18,7 +19,7 @@ export interface BodyLimits {
  * request to its end before answering, so an anonymous client could push 300 MB, or trickle bytes for
  * minutes, at a connection the service has already refused. Here the declared length is refused
  * before anything is read, the bytes are counted as they arrive, and a body that is too large or too
- * slow is answered at once with `Connection: close`, so Node closes the socket instead of draining it.
+ * slow is answered at once with `Connection: close`, and the connection is closed instead of drained.
  */
 export function boundedBodyReader(
   parser: BodyParserMiddleware,
@@ -69,7 +70,7 @@ export function boundedBodyReader(
 
 // The rest of the body is not wanted: close the connection after the answer rather than reading it.
 function closing(response: Response, problem: ProblemException): ProblemException {
-  response.setHeader('Connection', 'close');
+  closeConnectionAfterResponse(response);
   return problem;
 }
 

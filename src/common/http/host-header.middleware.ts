@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sendProblem } from '../problem/send-problem.js';
 import { ProblemTypes } from '../problem/problem-types.js';
+import { closeConnectionAfterResponse } from './lingering-close.js';
 
 // Host = uri-host [ ":" port ] (RFC 9110 §7.2): an IP literal in brackets or a reg-name. The classes
 // before the port exclude ':', so the match is linear.
@@ -24,7 +25,7 @@ export function hostHeaderMiddleware(request: Request, response: Response, next:
     detail = 'The Host header is not a valid host and port.';
   }
   if (detail === undefined) return next();
-  response.setHeader('Connection', 'close');
+  closeConnectionAfterResponse(response);
   sendProblem(request, response, {
     problemType: ProblemTypes.badRequest,
     detail,

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { closeConnectionAfterResponse } from '../http/lingering-close.js';
 import { requestIdOf } from '../http/request-id.middleware.js';
 import { requestPath } from '../http/request-path.js';
 import type { FieldError, ProblemType } from './problem-types.js';
@@ -24,7 +25,7 @@ export function sendProblem(request: Request, response: Response, problem: Probl
   for (const [name, value] of Object.entries(problem.headers ?? {})) response.setHeader(name, value);
   // A body the service has not read (refused before reading it) would otherwise be drained by Node to
   // keep the connection alive, however large or slow it is: close the connection instead.
-  if (!request.complete) response.setHeader('Connection', 'close');
+  if (!request.complete) closeConnectionAfterResponse(response);
   response
     .status(body.status)
     .setHeader('Content-Type', 'application/problem+json; charset=utf-8')
