@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DataSource, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKey } from '../src/auth/api-keys/api-key.entity.js';
-import { IdempotencyRecord } from '../src/common/idempotency/idempotency-record.entity.js';
+import { IdempotencyRecord } from '../src/idempotency/idempotency-record.entity.js';
 import { parseDatabaseUrl } from '../src/config/database-url.js';
 import { buildDataSourceOptions } from '../src/database/database.options.js';
 import { CreatePosts1795000000000 } from '../src/database/migrations/1795000000000-create-posts.js';

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyResource } from '../src/auth/api-keys/api-key.resource.js';
 import { Scope } from '../src/auth/principal.js';
-import { IdempotencyService } from '../src/common/idempotency/idempotency.service.js';
+import { IdempotencyService } from '../src/idempotency/idempotency.service.js';
 import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
 import type { HttpResult } from './helpers/http.js';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IdempotencyRecord } from '../src/common/idempotency/idempotency-record.entity.js';
+import { IdempotencyRecord } from '../src/idempotency/idempotency-record.entity.js';
 import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
 import { Post } from '../src/posts/post.entity.js';
 import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';

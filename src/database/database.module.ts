@@ -1,18 +1,35 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ClsModule } from 'nestjs-cls';
+import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
 import { buildDataSourceOptions } from './database.options.js';
 import { retrySqliteBusyWithoutBlocking } from './sqlite-busy-retry.js';
+import { gateSqliteTransactions } from './sqlite-transaction-gate.js';
 import { StartupLock, StartupLockedDataSource, StartupLockTimeoutError } from './startup-lock.js';
 
 /**
  * The TypeORM root connection, shared by the service (AppModule) and the CLIs. Global, as the data
  * source it provides is, so that what runs at start-up can take the StartupLock it exports.
+ *
+ * Transactions are carried in the async context (nestjs-cls with its TypeORM transactional plugin):
+ * `TransactionHost.withTransaction(fn)` opens one, and every repository that reads `txHost.tx` inside
+ * `fn`, in whatever service, writes in it; nothing passes an EntityManager around. No context is
+ * opened per request: a request that starts no transaction pays one AsyncLocalStorage read per query.
  */
 @Global()
 @Module({
   imports: [
+    ClsModule.forRoot({
+      global: true,
+      middleware: { mount: false },
+      plugins: [
+        new ClsPluginTransactional({ adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) }),
+      ],
+    }),
     TypeOrmModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
@@ -30,7 +47,10 @@ import { StartupLock, StartupLockedDataSource, StartupLockTimeoutError } from '.
       }),
       dataSourceFactory: async (options) => {
         const dataSource = await new StartupLockedDataSource(options!).initialize();
-        if (dataSource.options.type === 'better-sqlite3') retrySqliteBusyWithoutBlocking(dataSource);
+        if (dataSource.options.type === 'better-sqlite3') {
+          retrySqliteBusyWithoutBlocking(dataSource);
+          gateSqliteTransactions(dataSource);
+        }
         return dataSource;
       },
     }),

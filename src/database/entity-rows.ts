@@ -42,9 +42,12 @@ export class EntityRows<T extends ObjectLiteral> {
     return insertedId(await manager.query(this.insertRow, values));
   }
 
-  /** The entity with this primary key, or undefined. */
-  async findByPrimaryKey(key: number | string): Promise<T | undefined> {
-    const rows = await this.repository.query<Array<Record<string, unknown>>>(this.selectByPrimaryKey, [key]);
+  /** The entity with this primary key, or undefined; read through `manager` (a transaction's, or the default one). */
+  async findByPrimaryKey(
+    key: number | string,
+    manager: EntityManager = this.repository.manager,
+  ): Promise<T | undefined> {
+    const rows = await manager.query<Array<Record<string, unknown>>>(this.selectByPrimaryKey, [key]);
     return rows.length === 0 ? undefined : this.hydrate(rows[0]);
   }
 

@@ -26,19 +26,19 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { EntityManager } from 'typeorm';
 import { CurrentPrincipal, RequireScope } from '../auth/auth.decorators.js';
 import { Scope, type Principal } from '../auth/principal.js';
 import { parseEntityTagCondition, weakMatch } from '../common/http/entity-tags.js';
 import { ParseIdPipe } from '../common/http/parse-id.pipe.js';
-import { IdempotencyService, type StoredResponse } from '../common/idempotency/idempotency.service.js';
 import { PublicUrls } from '../common/http/public-urls.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { ListPostsQueryDto, toPageQuery } from './dto/list-posts-query.dto.js';
 import { PatchPostDto } from './dto/patch-post.dto.js';
 import { PostInputDto } from './dto/post-input.dto.js';
 import { ApiIdParam, ApiIfMatch, ApiProblems, ETAG_HEADER, RATE_LIMIT_HEADERS } from '../openapi/api-responses.js';
 import { BEARER_SCHEME } from '../openapi/openapi.js';
 import { postETag, writePrecondition, type WritePrecondition } from './post-etag.js';
+import type { Post as PostEntity } from './post.entity.js';
 import { PostResource, toPostResource } from './post.resource.js';
 import { PostsService } from './posts.service.js';
 
@@ -50,7 +50,6 @@ export class PostsController {
   constructor(
     private readonly postsService: PostsService,
     private readonly urls: PublicUrls,
-    private readonly idempotency: IdempotencyService,
   ) {}
 
   @Get()
@@ -129,33 +128,17 @@ export class PostsController {
     },
   })
   @ApiProblems(400, 403, 409, 413, 415, 422)
+  @Idempotent({
+    fingerprint: ({ body }: { body: Partial<PostInputDto> }) => ['POST /posts', body.title, body.content, body.author],
+  })
   async create(
     @Body() input: PostInputDto,
     @CurrentPrincipal() principal: Principal,
-    @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<string> {
-    const run = async (manager?: EntityManager): Promise<StoredResponse> => {
-      const post = await this.postsService.create(input, principal, manager);
-      const headers = { Location: this.urls.to(`/posts/${post.id}`), ETag: postETag(post) };
-      return { status: HttpStatus.CREATED, body: JSON.stringify(toPostResource(post)), headers };
-    };
-    const { response: created, replayed } =
-      idempotencyKey === undefined
-        ? { response: await run(), replayed: false }
-        : await this.idempotency.execute(
-            {
-              principalId: principal.id,
-              key: IdempotencyService.parseKey(idempotencyKey),
-              requestDigest: IdempotencyService.digest(['POST /posts', input.title, input.content, input.author]),
-            },
-            run,
-          );
-    // The body goes out as the stored bytes, so a replay is byte-identical to the first response.
-    for (const [name, value] of Object.entries(created.headers)) response.setHeader(name, value);
-    if (replayed) response.setHeader('Idempotent-Replayed', 'true');
-    response.status(created.status).setHeader('Content-Type', 'application/json; charset=utf-8');
-    return created.body;
+  ): Promise<PostResource> {
+    const post = await this.postsService.create(input, principal);
+    response.setHeader('Location', this.urls.to(`/posts/${post.id}`));
+    return represent(post, response);
   }
 
   @Put(':id')
@@ -172,9 +155,7 @@ export class PostsController {
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PostResource> {
-    const post = await this.postsService.replace(id, input, principal, preconditionOf(id, ifMatch));
-    response.setHeader('ETag', postETag(post));
-    return toPostResource(post);
+    return represent(await this.postsService.replace(id, input, principal, preconditionOf(id, ifMatch)), response);
   }
 
   @Patch(':id')
@@ -192,9 +173,7 @@ export class PostsController {
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PostResource> {
-    const post = await this.postsService.patch(id, patch, principal, preconditionOf(id, ifMatch));
-    response.setHeader('ETag', postETag(post));
-    return toPostResource(post);
+    return represent(await this.postsService.patch(id, patch, principal, preconditionOf(id, ifMatch)), response);
   }
 
   @Delete(':id')
@@ -212,6 +191,12 @@ export class PostsController {
   ): Promise<void> {
     await this.postsService.remove(id, principal, preconditionOf(id, ifMatch));
   }
+}
+
+/** A post as the response body, with its ETag: what create, replace and patch answer. */
+function represent(post: PostEntity, response: Response): PostResource {
+  response.setHeader('ETag', postETag(post));
+  return toPostResource(post);
 }
 
 function preconditionOf(id: number, ifMatch: string | undefined): WritePrecondition {

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { PublicUrls } from '../common/http/public-urls.js';
-import { IdempotencyModule } from '../common/idempotency/idempotency.module.js';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
 import { Post } from './post.entity.js';
 import { PostsController } from './posts.controller.js';
+import { PostsRepository } from './posts.repository.js';
 import { PostsService } from './posts.service.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
@@ -15,6 +16,7 @@ import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
   controllers: [PostsController],
   providers: [
     PostsService,
+    PostsRepository,
     PublicUrls,
     {
       provide: POSTS_CURSOR_CODEC,

@@ -1,19 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { In, type EntityManager, type FindOptionsWhere, type Repository } from 'typeorm';
 import { isAdmin, type Principal } from '../auth/principal.js';
 import { CursorCodec, InvalidCursorError } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../common/problem/problem.exception.js';
 import { ProblemTypes } from '../common/problem/problem-types.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/environment.js';
 import type { PageQuery } from './dto/list-posts-query.dto.js';
 import type { PatchPostDto } from './dto/patch-post.dto.js';
 import type { PostInputDto } from './dto/post-input.dto.js';
-import { Post } from './post.entity.js';
+import type { Post } from './post.entity.js';
 import type { WritePrecondition } from './post-etag.js';
+import { PostsRepository, type PostFields, type PostWriteTarget } from './posts.repository.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
-import { EntityRows } from '../database/entity-rows.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
 
 export interface PostsPage {
   posts: Post[];
@@ -23,39 +21,30 @@ export interface PostsPage {
   totalCount?: number;
 }
 
+/**
+ * What may be done with posts and by whom: ownership, preconditions, pagination cursors. The SQL is
+ * PostsRepository's; a write joins the caller's transaction, if any, through the repository.
+ */
 @Injectable()
 export class PostsService {
-  private readonly rows: EntityRows<Post>;
-
   constructor(
-    @InjectRepository(Post) private readonly postRepository: Repository<Post>,
+    private readonly posts: PostsRepository,
     @Inject(POSTS_CURSOR_CODEC) private readonly cursorCodec: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.rows = new EntityRows(postRepository);
-  }
+  ) {}
 
-  /**
-   * Keyset pagination on the primary key: each page is an index seek from the previous page's last
-   * id (never OFFSET), so page 50,000 costs what page 1 costs, and concurrent inserts cannot make a
-   * client see a post twice or miss one.
-   */
+  /** A page of the listing; concurrent inserts cannot make a client paging through see a post twice or miss one. */
   async findPage(query: PageQuery): Promise<PostsPage> {
     const scope = pageScope(query);
     const after = query.cursor === undefined ? undefined : this.decodeCursor(query.cursor, scope);
-
-    const select = this.postRepository.createQueryBuilder('post');
-    if (query.author !== undefined) select.andWhere('post.author = :author', { author: query.author });
-    const totalCount = query.count ? await select.clone().getCount() : undefined;
-
-    if (after !== undefined)
-      select.andWhere(query.order === 'desc' ? 'post.id < :after' : 'post.id > :after', { after });
     // One row more than asked tells whether a next page exists without a COUNT.
-    const rows = await select
-      .orderBy('post.id', query.order === 'desc' ? 'DESC' : 'ASC')
-      .limit(query.limit + 1)
-      .getMany();
-
+    const { rows, totalCount } = await this.posts.findPage({
+      author: query.author,
+      order: query.order,
+      after,
+      rows: query.limit + 1,
+      count: query.count,
+    });
     const posts = rows.slice(0, query.limit);
     const nextCursor =
       rows.length > query.limit ? this.cursorCodec.encode({ after: posts[posts.length - 1].id, scope }) : undefined;
@@ -63,42 +52,26 @@ export class PostsService {
   }
 
   async findOne(id: number): Promise<Post> {
-    const post = await this.rows.findByPrimaryKey(id);
+    const post = await this.posts.findById(id);
     if (!post) throw postNotFound(id);
     return post;
   }
 
-  /** `manager`: the transaction to write in (an idempotent create stores its response in the same one). */
-  async create(
-    input: PostInputDto,
-    principal: Principal,
-    manager: EntityManager = this.postRepository.manager,
-  ): Promise<Post> {
-    // Set here rather than by a column default: the response needs it and insert() then needs no
-    // SELECT; both databases keep the millisecond precision of a JS Date (DATETIME(3) on MySQL).
-    const now = new Date();
-    const post = manager.create(Post, {
-      title: input.title,
-      content: input.content,
-      author: input.author,
-      ownerId: principal.id,
-      version: 1,
-      createdAt: now,
-      updatedAt: now,
-    });
-    // Neither save() (a SELECT before the write) nor insert() (a SELECT after it, re-reading the
-    // column with a default): every value is set here, and the id comes back from the driver.
-    post.id = await this.rows.insert(post, manager);
-    return post;
+  /** The caller becomes the owner. */
+  create(input: PostInputDto, principal: Principal): Promise<Post> {
+    return this.posts.insert({ title: input.title, content: input.content, author: input.author }, principal.id);
   }
 
   async replace(id: number, input: PostInputDto, principal: Principal, precondition: WritePrecondition): Promise<Post> {
-    const changes = { title: input.title, content: input.content, author: input.author };
-    return this.update(id, principal, precondition, changes);
+    return this.update(id, principal, precondition, {
+      title: input.title,
+      content: input.content,
+      author: input.author,
+    });
   }
 
   async patch(id: number, patch: PatchPostDto, principal: Principal, precondition: WritePrecondition): Promise<Post> {
-    const changes: Partial<Pick<Post, 'title' | 'content' | 'author'>> = {};
+    const changes: Partial<PostFields> = {};
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.content !== undefined) changes.content = patch.content;
     if (patch.author !== undefined) changes.author = patch.author;
@@ -111,9 +84,8 @@ export class PostsService {
   }
 
   async remove(id: number, principal: Principal, precondition: WritePrecondition): Promise<void> {
-    const where = await this.writeTarget(id, principal, precondition);
-    const result = await this.postRepository.delete(where);
-    if (!result.affected) await this.explainMissedWrite(id, principal);
+    const target = await this.writeTarget(id, principal, precondition);
+    if (!(await this.posts.delete(target))) await this.explainMissedWrite(id, principal);
   }
 
   // Ownership and If-Match are part of the write's WHERE clause and the version moves in the same
@@ -123,15 +95,10 @@ export class PostsService {
     id: number,
     principal: Principal,
     precondition: WritePrecondition,
-    changes: Partial<Pick<Post, 'title' | 'content' | 'author'>>,
+    changes: Partial<PostFields>,
   ): Promise<Post> {
-    const where = await this.writeTarget(id, principal, precondition);
-    const result = await this.postRepository.update(where, {
-      ...changes,
-      updatedAt: new Date(),
-      version: () => 'version + 1',
-    });
-    if (!result.affected) await this.explainMissedWrite(id, principal);
+    const target = await this.writeTarget(id, principal, precondition);
+    if (!(await this.posts.update(target, changes))) await this.explainMissedWrite(id, principal);
     return this.findOne(id);
   }
 
@@ -139,15 +106,15 @@ export class PostsService {
     id: number,
     principal: Principal,
     precondition: WritePrecondition,
-  ): Promise<FindOptionsWhere<Post>> {
+  ): Promise<PostWriteTarget> {
     if (precondition.kind === 'none' && this.config.requireIfMatch) {
       await this.explainMissedWrite(id, principal, 'missing');
     }
-    const where = isAdmin(principal) ? { id } : { id, ownerId: principal.id };
-    if (precondition.kind !== 'versions') return where;
+    const target: PostWriteTarget = isAdmin(principal) ? { id } : { id, ownerId: principal.id };
+    if (precondition.kind !== 'versions') return target;
     // A list with no usable tag can match no version: the write cannot happen.
     if (precondition.versions.length === 0) await this.explainMissedWrite(id, principal);
-    return { ...where, version: In(precondition.versions) };
+    return { ...target, versions: precondition.versions };
   }
 
   /**
@@ -160,7 +127,7 @@ export class PostsService {
     principal: Principal,
     precondition: 'failed' | 'missing' = 'failed',
   ): Promise<never> {
-    const post = await this.postRepository.findOne({ where: { id }, select: { id: true, ownerId: true } });
+    const post = await this.posts.findOwner(id);
     if (!post) throw postNotFound(id);
     if (!isAdmin(principal) && post.ownerId !== principal.id) {
       throw new ProblemException(

@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { IsNull, LessThan, LessThanOrEqual, type DataSource, type EntityManager, type Repository } from 'typeorm';
-import { isUniqueViolation } from '../../database/database-errors.js';
-import { assertHeaderLength, trimOptionalWhitespace } from '../http/optional-whitespace.js';
-import { ProblemException } from '../problem/problem.exception.js';
-import { ProblemTypes } from '../problem/problem-types.js';
+import { InjectRepository } from '@nestjs/typeorm';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { IsNull, LessThan, LessThanOrEqual, type Repository } from 'typeorm';
+import { ProblemException } from '../common/problem/problem.exception.js';
+import { ProblemTypes } from '../common/problem/problem-types.js';
+import { isUniqueViolation } from '../database/database-errors.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 
 // How long a key is remembered (documented): a retry within this window replays the first response.
@@ -15,10 +15,6 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const ABANDONED_AFTER_MS = 30_000;
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
 const CLEANUP_BATCH = 1_000;
-// IETF draft: the key is a string; printable ASCII, at most 255 characters, as Stripe accepts.
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-// A 255-character key, quoted with every character escaped, is 512: anything longer is not a key.
-const MAX_KEY_HEADER_LENGTH = 1_024;
 
 export interface StoredResponse {
   status: number;
@@ -30,6 +26,12 @@ export interface StoredResponse {
 export interface IdempotentResult {
   response: StoredResponse;
   replayed: boolean;
+}
+
+export interface IdempotencyScope {
+  principalId: string;
+  key: string;
+  requestDigest: string;
 }
 
 /**
@@ -45,40 +47,21 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     @InjectRepository(IdempotencyRecord) private readonly recordRepository: Repository<IdempotencyRecord>,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
   ) {}
 
-  /** The header's key, unquoted if sent as a structured-field string; 400 when it is not a usable key. */
-  static parseKey(header: string): string {
-    assertHeaderLength(header, 'Idempotency-Key', MAX_KEY_HEADER_LENGTH);
-    const trimmed = trimOptionalWhitespace(header);
-    // RFC 8941 §3.3.3 string: only \" and \\ are escapes; anything else inside quotes is malformed.
-    const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(trimmed);
-    const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : trimmed.startsWith('"') ? '' : trimmed;
-    if (!KEY_PATTERN.test(key)) {
-      throw new ProblemException(ProblemTypes.validationFailed, 'Invalid Idempotency-Key header.', {
-        errors: [
-          { parameter: 'Idempotency-Key', detail: 'must be 1 to 255 printable ASCII characters without spaces' },
-        ],
-      });
-    }
-    return key;
-  }
-
-  static digest(request: unknown): string {
-    return createHash('sha256').update(JSON.stringify(request)).digest('hex');
-  }
-
-  async execute(
-    scope: { principalId: string; key: string; requestDigest: string },
-    operation: (manager: EntityManager) => Promise<StoredResponse>,
-  ): Promise<IdempotentResult> {
+  /**
+   * Runs `operation` once per key: in a transaction that also stores its response, so the writes
+   * it makes (through repositories that read the transaction from the context) and the stored
+   * response commit or roll back together. A repeat gets the stored response instead.
+   */
+  async execute(scope: IdempotencyScope, operation: () => Promise<StoredResponse>): Promise<IdempotentResult> {
     const claim = await this.claim(scope);
     if ('replay' in claim) return { response: claim.replay, replayed: true };
     try {
-      const response = await this.dataSource.transaction(async (manager) => {
-        const result = await operation(manager);
-        await manager.update(
+      const response = await this.txHost.withTransaction(async () => {
+        const result = await operation();
+        await this.txHost.tx.update(
           IdempotencyRecord,
           { id: claim.id },
           {
@@ -126,11 +109,7 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private async claim(scope: {
-    principalId: string;
-    key: string;
-    requestDigest: string;
-  }): Promise<{ id: number } | { replay: StoredResponse }> {
+  private async claim(scope: IdempotencyScope): Promise<{ id: number } | { replay: StoredResponse }> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
       try {
