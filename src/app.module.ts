@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
+import { AccessTokenInBodyGuard } from './auth/access-token-in-body.guard.js';
 import { AuthModule } from './auth/auth.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
-import { JsonBodyGuard } from './common/http/json-body.guard.js';
-import { RouteTable } from './common/http/route-table.js';
-import { ProblemDetailsFilter } from './common/problem/problem-details.filter.js';
-import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
+import { JsonBodyGuard } from './http/body/json-body.guard.js';
+import { RouteTable } from './http/route-table.js';
+import { ProblemDetailsFilter } from './http/problem/problem-details.filter.js';
+import { AppValidationPipe } from './http/app-validation.pipe.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -37,8 +38,10 @@ import { PostsModule } from './posts/posts.module.js';
     // skip both.
     { provide: APP_GUARD, useClass: BearerAuthGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
-    // Last: bodies are read only for requests the guards above let through (see JsonBodyGuard).
+    // Bodies are read only for requests the guards above let through (see JsonBodyGuard); an
+    // access_token in one is then refused, as in a query string or a form.
     { provide: APP_GUARD, useClass: JsonBodyGuard },
+    { provide: APP_GUARD, useClass: AccessTokenInBodyGuard },
     { provide: APP_FILTER, useClass: ProblemDetailsFilter },
     { provide: APP_PIPE, useClass: AppValidationPipe },
   ],

@@ -8,7 +8,7 @@ import { assertUsableBootstrapKey } from './auth/bearer-token-kind.js';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from './app.setup.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig } from './config/environment.js';
-import { installGracefulShutdown } from './graceful-shutdown.js';
+import { installGracefulShutdown } from './http/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
   // Validated before Nest starts, so a bad variable is one clear line and exit code 1.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../src/common/http/json-body.guard.js';
+import { MAX_JSON_DEPTH } from '../src/http/body/json-body.guard.js';
 import { buildPost } from './factories/post.factory.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RATE_LIMIT_STORE } from '../src/rate-limit/rate-limit.module.js';
+import { RATE_LIMIT_STORE } from '../src/rate-limit/rate-limit.store.js';
 import {
   COMMAND_TIMEOUT_MS,
   MAX_QUEUED_COMMANDS,

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LINGER_MS } from '../src/common/http/lingering-close.js';
+import { LINGER_MS } from '../src/http/body/lingering-close.js';
 import { buildPost } from './factories/post.factory.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';

@@ -1,17 +1,14 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { normalizeIp, type ThrottlerStorage } from '@nestjs/throttler';
 import bodyParser from 'body-parser';
 import contentType from 'content-type';
 import type { Request, Response } from 'express';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
-import { boundedBodyReader } from '../common/http/body-reader.js';
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { RATE_LIMIT_STORE } from '../rate-limit/rate-limit.module.js';
-import { applyRateLimit, type RateLimitPolicy } from '../rate-limit/rate-limit.headers.js';
+import { boundedBodyReader } from '../http/body/body-reader.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
 import { IS_PUBLIC, REQUIRED_SCOPE } from './auth.decorators.js';
 import { insufficientScope, invalidRequest, invalidToken, missingCredentials } from './bearer-errors.js';
 import type { Principal, ScopeName } from './principal.js';
@@ -31,20 +28,14 @@ interface RouteRequirements {
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
   private readonly readForm: (request: Request, response: Response) => Promise<void>;
-  private readonly failurePolicy: RateLimitPolicy;
   private readonly requirements = new WeakMap<object, WeakMap<object, RouteRequirements>>();
 
   constructor(
     private readonly reflector: Reflector,
     @Inject(APP_CONFIG) config: AppConfig,
-    @Inject(RATE_LIMIT_STORE) private readonly rateLimitStore: ThrottlerStorage,
+    private readonly failures: AuthFailureLimiter,
   ) {
     super();
-    this.failurePolicy = {
-      name: 'auth-failures',
-      limit: config.rateLimit.authFailureLimit,
-      windowSeconds: config.rateLimit.windowSeconds,
-    };
     const parser = bodyParser.urlencoded({ extended: false, limit: config.bodyLimitBytes, type: () => true });
     this.readForm = boundedBodyReader(parser, { maxBytes: config.bodyLimitBytes, timeoutMs: config.bodyTimeoutMs });
   }
@@ -60,7 +51,8 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       await this.refuseOtherTransports(request, response);
       await super.canActivate(context);
     } catch (error) {
-      if (isAuthenticationFailure(error)) await this.countFailure(request, response);
+      // The brute-force cap (rate-limit/): failures count per client IP.
+      if (isAuthenticationFailure(error)) await this.failures.countFailure(request, response);
       throw error;
     }
 
@@ -101,24 +93,6 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     if (status === 400) throw invalidRequest('The Authorization header must be "Bearer <token>", with one space.');
     if (typeof info === 'string' && info.includes('invalid_token')) throw invalidToken();
     throw missingCredentials();
-  }
-
-  // Brute-force cap: every failed authentication (no token, a wrong one, a misplaced one) counts
-  // against the client IP; past the cap the answer is 429 whatever token comes next. This is also
-  // what limits anonymous floods, which never reach the per-principal RateLimitGuard. Failures are
-  // counted only after verification, so clients behind the same NAT with valid keys are unaffected.
-  private async countFailure(request: Request, response: Response): Promise<void> {
-    const ip = normalizeIp(request.ip ?? 'unknown');
-    const key = `${this.failurePolicy.name}:${createHash('sha256').update(ip).digest('base64url')}`;
-    const windowMs = this.failurePolicy.windowSeconds * 1000;
-    const record = await this.rateLimitStore.increment(
-      key,
-      windowMs,
-      this.failurePolicy.limit,
-      windowMs,
-      this.failurePolicy.name,
-    );
-    applyRateLimit(response, this.failurePolicy, record);
   }
 
   // RFC 6750 allows the query string (§2.3) and form bodies (§2.2) as well; this API allows only the

@@ -1,5 +1,5 @@
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { ProblemTypes } from '../common/problem/problem-types.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { ProblemTypes } from '../http/problem/problem-types.js';
 
 // RFC 6750 §3: every refusal names the realm; error codes only when credentials were presented.
 const REALM = 'Bearer realm="posts"';

@@ -1,3 +1,4 @@
+// Long file: a case for every variable and for each way of getting one wrong.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './environment.js';

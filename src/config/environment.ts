@@ -1,3 +1,4 @@
+// Long file: one validated declaration per environment variable, and the one place they become AppConfig.
 import { plainToInstance } from 'class-transformer';
 import {
   getMetadataStorage,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProblemException } from '../common/problem/problem.exception.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 
 describe('parseIdempotencyKey', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { assertHeaderLength, trimOptionalWhitespace } from '../common/http/optional-whitespace.js';
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { ProblemTypes } from '../common/problem/problem-types.js';
+import { assertHeaderLength, trimOptionalWhitespace } from '../http/optional-whitespace.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { ProblemTypes } from '../http/problem/problem-types.js';
 
 // IETF draft: the key is a string; printable ASCII, at most 255 characters, as Stripe accepts.
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

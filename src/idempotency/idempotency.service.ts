@@ -3,8 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { IsNull, LessThan, LessThanOrEqual, type Repository } from 'typeorm';
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { ProblemTypes } from '../common/problem/problem-types.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { ProblemTypes } from '../http/problem/problem-types.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request } from 'express';
-import { requestIdOf } from '../common/http/request-id.middleware.js';
-import { requestPath } from '../common/http/request-path.js';
+import { requestIdOf } from '../http/request-id.middleware.js';
+import { requestPath } from '../http/request-path.js';
 
 /**
  * The request being served, for the lines logged while serving it (a database error, a JWKS outage):

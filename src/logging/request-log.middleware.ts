@@ -1,12 +1,12 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger as Pino, Level } from 'pino';
-import type { Principal } from '../auth/principal.js';
-import { routeTemplateOf } from '../common/http/route-template.js';
+import { routeTemplateOf } from '../http/route-template.js';
 import { requestContext, requestLogFields } from './request-context.js';
 import { ROOT_LOGGER } from './root-logger.js';
 
-type LoggedRequest = Request & { user?: Principal };
+// The principal BearerAuthGuard set, by its id (the logger need not know what else a principal holds).
+type LoggedRequest = Request & { user?: { id: string } };
 type LoggedResponse = Response & { [STARTED_AT]?: number; [LOGGER]?: Pino };
 
 const STARTED_AT = Symbol('startedAt');

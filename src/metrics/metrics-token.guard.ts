@@ -3,8 +3,8 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import type { Request } from 'express';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { ProblemTypes } from '../common/problem/problem-types.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { ProblemTypes } from '../http/problem/problem-types.js';
 
 // Its own realm: the metrics token is not an API key and BearerAuthGuard knows nothing of it.
 const REALM = 'Bearer realm="metrics"';

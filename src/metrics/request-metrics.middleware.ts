@@ -1,6 +1,6 @@
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { routeTemplateOf } from '../common/http/route-template.js';
+import { routeTemplateOf } from '../http/route-template.js';
 import { MetricsService } from './metrics.service.js';
 
 type MeasuredResponse = Response & { [STARTED_AT]?: number; [METRICS]?: MetricsService };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EntityTag } from '../common/http/entity-tags.js';
+import type { EntityTag } from '../http/entity-tags.js';
 import { postETag, writePrecondition } from './post-etag.js';
 
 const strong = (opaque: string): EntityTag => ({ weak: false, opaque });

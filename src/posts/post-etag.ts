@@ -1,4 +1,4 @@
-import type { EntityTagCondition } from '../common/http/entity-tags.js';
+import type { EntityTagCondition } from '../http/entity-tags.js';
 
 /** Strong ETag of a post: id and version. Changes on every write, the same on every instance. */
 export function postETag(post: { id: number; version: number }): string {

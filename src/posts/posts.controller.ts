@@ -28,9 +28,9 @@ import {
 import type { Response } from 'express';
 import { CurrentPrincipal, RequireScope } from '../auth/auth.decorators.js';
 import { Scope, type Principal } from '../auth/principal.js';
-import { parseEntityTagCondition, weakMatch } from '../common/http/entity-tags.js';
-import { ParseIdPipe } from '../common/http/parse-id.pipe.js';
-import { PublicUrls } from '../common/http/public-urls.js';
+import { parseEntityTagCondition, weakMatch } from '../http/entity-tags.js';
+import { ParseIdPipe } from '../http/parse-id.pipe.js';
+import { PublicUrls } from '../http/public-urls.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { ListPostsQueryDto, toPageQuery } from './dto/list-posts-query.dto.js';
 import { PatchPostDto } from './dto/patch-post.dto.js';

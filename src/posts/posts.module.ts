@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { PublicUrls } from '../common/http/public-urls.js';
+import { PublicUrls } from '../http/public-urls.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { APP_CONFIG } from '../config/config.module.js';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isAdmin, type Principal } from '../auth/principal.js';
 import { CursorCodec, InvalidCursorError } from '../common/pagination/cursor-codec.js';
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { ProblemTypes } from '../common/problem/problem-types.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { ProblemTypes } from '../http/problem/problem-types.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
 import type { PageQuery } from './dto/list-posts-query.dto.js';

@@ -1,3 +1,4 @@
+// Long file: the window, the bound on tracked clients and the memory tests share one hand-moved clock.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';

@@ -2,7 +2,6 @@ import { hash } from 'node:crypto';
 import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { normalizeIp, ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import type { Principal } from '../auth/principal.js';
 import { applyRateLimit } from './rate-limit.headers.js';
 
 /**
@@ -13,7 +12,8 @@ import { applyRateLimit } from './rate-limit.headers.js';
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
-  protected override getTracker(request: Request & { user?: Principal }): Promise<string> {
+  // request.user: the principal BearerAuthGuard set; only its id counts here.
+  protected override getTracker(request: Request & { user?: { id: string } }): Promise<string> {
     return Promise.resolve(request.user ? request.user.id : `ip:${normalizeIp(request.ip ?? 'unknown')}`);
   }
 

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ProblemException } from '../common/problem/problem.exception.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
 import type { RateLimitRecord } from './memory-rate-limit.store.js';
 import { applyRateLimit, type RateLimitPolicy } from './rate-limit.headers.js';
 

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { ProblemException } from '../common/problem/problem.exception.js';
-import { ProblemTypes } from '../common/problem/problem-types.js';
+import { ProblemException } from '../http/problem/problem.exception.js';
+import { ProblemTypes } from '../http/problem/problem-types.js';
 import type { RateLimitRecord } from './memory-rate-limit.store.js';
 
 export interface RateLimitPolicy {

@@ -1,13 +1,12 @@
-import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/environment.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.store.js';
 import { RedisRateLimitStore } from './redis-rate-limit.store.js';
+import { AuthFailureLimiter } from './auth-failure-limiter.js';
+import { RATE_LIMIT_STORE } from './rate-limit.store.js';
 
-export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
-
-@Global()
 @Module({
   providers: [
     {
@@ -33,11 +32,16 @@ class RateLimitStoreModule implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** Counters (in memory, or in Redis with REDIS_URL) and the throttler that uses them. */
+/**
+ * Counters (in memory, or in Redis with REDIS_URL), the throttler that uses them for the per-principal
+ * budget (RateLimitGuard), and the brute-force cap on failed authentications (AuthFailureLimiter).
+ * The store and the header writer stay inside this folder.
+ */
 @Module({
   imports: [
     RateLimitStoreModule,
     ThrottlerModule.forRootAsync({
+      imports: [RateLimitStoreModule],
       inject: [APP_CONFIG, RATE_LIMIT_STORE],
       useFactory: (config: AppConfig, storage: ThrottlerStorage) => ({
         throttlers: [{ name: 'default', limit: config.rateLimit.limit, ttl: config.rateLimit.windowSeconds * 1000 }],
@@ -45,6 +49,7 @@ class RateLimitStoreModule implements OnModuleInit, OnApplicationShutdown {
       }),
     }),
   ],
-  exports: [RateLimitStoreModule],
+  providers: [AuthFailureLimiter],
+  exports: [AuthFailureLimiter],
 })
 export class RateLimitModule {}

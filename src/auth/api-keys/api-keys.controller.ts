@@ -8,10 +8,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ParseIdPipe } from '../../common/http/parse-id.pipe.js';
-import { PublicUrls } from '../../common/http/public-urls.js';
-import { ProblemException } from '../../common/problem/problem.exception.js';
-import { ProblemTypes } from '../../common/problem/problem-types.js';
+import { ParseIdPipe } from '../../http/parse-id.pipe.js';
+import { PublicUrls } from '../../http/public-urls.js';
+import { ProblemException } from '../../http/problem/problem.exception.js';
+import { ProblemTypes } from '../../http/problem/problem-types.js';
 import { parseDateTime } from '../../common/validation/date-time.js';
 import { RequireScope } from '../auth.decorators.js';
 import { Scope, type ScopeName } from '../principal.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { PublicUrls } from '../../common/http/public-urls.js';
+import { PublicUrls } from '../../http/public-urls.js';
 import { ApiKey } from './api-key.entity.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';

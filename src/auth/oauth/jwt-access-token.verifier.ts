@@ -14,8 +14,8 @@ import {
 } from 'jose';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { AppConfig, OAuthConfig } from '../../config/environment.js';
-import { ProblemException } from '../../common/problem/problem.exception.js';
-import { ProblemTypes } from '../../common/problem/problem-types.js';
+import { ProblemException } from '../../http/problem/problem.exception.js';
+import { ProblemTypes } from '../../http/problem/problem-types.js';
 import { effectiveScopes, type Principal } from '../principal.js';
 import { JwksCircuitBreaker } from './jwks-circuit-breaker.js';
 

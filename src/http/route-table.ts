@@ -2,8 +2,8 @@ import { Inject, Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { match, type MatchFunction } from 'path-to-regexp';
-import { APP_CONFIG } from '../../config/config.module.js';
-import type { AppConfig } from '../../config/environment.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/environment.js';
 
 interface RouteEntry {
   matches: MatchFunction<object>;

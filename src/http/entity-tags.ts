@@ -1,5 +1,5 @@
-import { ProblemException } from '../problem/problem.exception.js';
-import { ProblemTypes } from '../problem/problem-types.js';
+import { ProblemException } from './problem/problem.exception.js';
+import { ProblemTypes } from './problem/problem-types.js';
 import { assertHeaderLength, trimOptionalWhitespace } from './optional-whitespace.js';
 
 export interface EntityTag {

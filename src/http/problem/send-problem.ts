@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import { closeConnectionAfterResponse } from '../http/lingering-close.js';
-import { requestIdOf } from '../http/request-id.middleware.js';
-import { requestPath } from '../http/request-path.js';
+import { closeConnectionAfterResponse } from '../body/lingering-close.js';
+import { requestIdOf } from '../request-id.middleware.js';
+import { requestPath } from '../request-path.js';
 import type { FieldError, ProblemType } from './problem-types.js';
 
 export interface Problem {

@@ -5,7 +5,6 @@ import contentType from 'content-type';
 import type { Request, Response } from 'express';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { AppConfig } from '../../config/environment.js';
-import { invalidRequest } from '../../auth/bearer-errors.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
 import { boundedBodyReader } from './body-reader.js';
@@ -58,10 +57,6 @@ export class JsonBodyGuard implements CanActivate {
           ProblemTypes.malformedJson,
           `The request body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`,
         );
-      }
-      // RFC 6750: this API takes the token from the Authorization header only (see BearerAuthGuard).
-      if (isObject(request.body) && Object.hasOwn(request.body, 'access_token')) {
-        throw invalidRequest('Send the access token in the Authorization header, never in the request body.');
       }
     }
     return true;

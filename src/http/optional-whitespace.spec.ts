@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProblemException } from '../problem/problem.exception.js';
+import { ProblemException } from './problem/problem.exception.js';
 import { assertHeaderLength, trimOptionalWhitespace } from './optional-whitespace.js';
 
 describe('trimOptionalWhitespace', () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ProblemTypes, type ProblemType } from '../problem/problem-types.js';
+import { ProblemTypes, type ProblemType } from './problem/problem-types.js';
 
 /** What Node's HTTP parser refuses before a request exists, and the problem it becomes. */
 function problemFor(code: string | undefined): { problemType: ProblemType; detail: string } {

@@ -1,10 +1,9 @@
-import { ArgumentsHost, Catch, HttpException, Logger, NotFoundException, type ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
-import { requestIdOf } from '../http/request-id.middleware.js';
-import { requestPath } from '../http/request-path.js';
-import { RouteTable } from '../http/route-table.js';
+import { requestIdOf } from '../request-id.middleware.js';
+import { requestPath } from '../request-path.js';
 import { ProblemException } from './problem.exception.js';
 import { ProblemTypes, type ProblemType } from './problem-types.js';
 import { sendProblem, type Problem } from './send-problem.js';
@@ -20,8 +19,6 @@ const DATABASE_RETRY_AFTER_SECONDS = '5';
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Problem');
 
-  constructor(private readonly routeTable: RouteTable) {}
-
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
@@ -34,16 +31,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       return;
     }
 
-    if (isUnmatchedRoute(exception) && request.method === 'OPTIONS') {
-      const allowed = this.routeTable.allowedMethods(requestPath(request));
-      if (allowed.length > 0) {
-        response.status(204).setHeader('Allow', allowed.join(', '));
-        response.end();
-        return;
-      }
-    }
-
-    const problem = this.toProblem(exception, request);
+    const problem = toProblem(exception);
     if (problem.problemType.status >= 500) {
       this.logger.error({
         message: problem.problemType.title,
@@ -56,48 +44,29 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
     sendProblem(request, response, problem);
   }
-
-  private toProblem(exception: unknown, request: Request): Problem {
-    if (exception instanceof ProblemException) {
-      return {
-        problemType: exception.problemType,
-        detail: exception.detail,
-        errors: exception.errors,
-        headers: exception.headers,
-      };
-    }
-    if (isUnmatchedRoute(exception)) return this.unmatchedRoute(request);
-    if (exception instanceof HttpException) return fromHttpException(exception);
-    if (isDatabaseUnavailable(exception)) {
-      return {
-        problemType: ProblemTypes.serviceUnavailable,
-        detail: 'The database is unavailable. Retry the request later.',
-        headers: { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS },
-      };
-    }
-    return {
-      problemType: ProblemTypes.internalError,
-      detail: 'The server could not complete the request. Quote the requestId when reporting it.',
-    };
-  }
-
-  private unmatchedRoute(request: Request): Problem {
-    const allowed = this.routeTable.allowedMethods(requestPath(request));
-    if (allowed.length === 0) {
-      return { problemType: ProblemTypes.routeNotFound, detail: `No route matches ${requestPath(request)}.` };
-    }
-    return {
-      problemType: ProblemTypes.methodNotAllowed,
-      detail: `${request.method} is not supported on ${requestPath(request)}; use ${allowed.join(', ')}.`,
-      headers: { Allow: allowed.join(', ') },
-    };
-  }
 }
 
-// Our own code throws ProblemException for missing resources; a bare NotFoundException comes from
-// the router, meaning no route matched the method and path.
-function isUnmatchedRoute(exception: unknown): boolean {
-  return exception instanceof NotFoundException && !(exception instanceof ProblemException);
+function toProblem(exception: unknown): Problem {
+  if (exception instanceof ProblemException) {
+    return {
+      problemType: exception.problemType,
+      detail: exception.detail,
+      errors: exception.errors,
+      headers: exception.headers,
+    };
+  }
+  if (exception instanceof HttpException) return fromHttpException(exception);
+  if (isDatabaseUnavailable(exception)) {
+    return {
+      problemType: ProblemTypes.serviceUnavailable,
+      detail: 'The database is unavailable. Retry the request later.',
+      headers: { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS },
+    };
+  }
+  return {
+    problemType: ProblemTypes.internalError,
+    detail: 'The server could not complete the request. Quote the requestId when reporting it.',
+  };
 }
 
 const STATUS_TYPES: Record<number, ProblemType> = {

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import { sendProblem } from '../problem/send-problem.js';
-import { ProblemTypes } from '../problem/problem-types.js';
-import { closeConnectionAfterResponse } from './lingering-close.js';
+import { sendProblem } from './problem/send-problem.js';
+import { ProblemTypes } from './problem/problem-types.js';
+import { closeConnectionAfterResponse } from './body/lingering-close.js';
 
 // Host = uri-host [ ":" port ] (RFC 9110 §7.2): an IP literal in brackets or a reg-name. The classes
 // before the port exclude ':', so the match is linear.

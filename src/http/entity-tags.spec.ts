@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProblemException } from '../problem/problem.exception.js';
+import { ProblemException } from './problem/problem.exception.js';
 import { MAX_ENTITY_TAG_LIST_LENGTH, parseEntityTagCondition } from './entity-tags.js';
 
 describe('parseEntityTagCondition', () => {

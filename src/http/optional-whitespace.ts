@@ -1,5 +1,5 @@
-import { ProblemException } from '../problem/problem.exception.js';
-import { ProblemTypes } from '../problem/problem-types.js';
+import { ProblemException } from './problem/problem.exception.js';
+import { ProblemTypes } from './problem/problem-types.js';
 
 const SPACE = 0x20;
 const TAB = 0x09;

@@ -1,6 +1,6 @@
 import { Injectable, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
-import { ProblemException } from '../problem/problem.exception.js';
-import { ProblemTypes } from '../problem/problem-types.js';
+import { ProblemException } from './problem/problem.exception.js';
+import { ProblemTypes } from './problem/problem-types.js';
 
 // Ids are positive integers up to 2^53 - 1, the largest a JSON number carries exactly.
 const DECIMAL_ID = /^[1-9][0-9]{0,15}$/;

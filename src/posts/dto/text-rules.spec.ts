@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AUTHOR_RULE, CONTENT_RULE, TITLE_RULE } from '../../posts/dto/post-input.dto.js';
-import { checkText, codePointLength, type TextRule } from './text-rules.js';
+import { AUTHOR_RULE, CONTENT_RULE, TITLE_RULE } from './post-input.dto.js';
+import { checkText, codePointLength, type TextRule } from '../../common/validation/text-rules.js';
 
 const SCRIPT_A = '\u{1d49c}'; // '𝒜', one code point, two UTF-16 units
 const FAMILY = '\u{1f468}\u200d\u{1f469}\u200d\u{1f467}'; // man ZWJ woman ZWJ girl

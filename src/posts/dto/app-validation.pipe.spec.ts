@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ListPostsQueryDto } from '../../posts/dto/list-posts-query.dto.js';
-import { PostInputDto } from '../../posts/dto/post-input.dto.js';
-import { ProblemException } from '../problem/problem.exception.js';
-import { AppValidationPipe } from './app-validation.pipe.js';
+import { ListPostsQueryDto } from './list-posts-query.dto.js';
+import { PostInputDto } from './post-input.dto.js';
+import { ProblemException } from '../../http/problem/problem.exception.js';
+import { AppValidationPipe } from '../../http/app-validation.pipe.js';
 
 /** What the pipe throws for `value`, or undefined when it passes. */
 async function errorFor(value: unknown, type: 'body' | 'query', metatype: new () => object): Promise<unknown> {

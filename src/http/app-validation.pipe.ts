@@ -1,6 +1,6 @@
 import { Injectable, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
-import { ProblemException, pointerTo } from '../problem/problem.exception.js';
-import { ProblemTypes, type FieldError } from '../problem/problem-types.js';
+import { ProblemException, pointerTo } from './problem/problem.exception.js';
+import { ProblemTypes, type FieldError } from './problem/problem-types.js';
 
 // Keys that JSON.parse creates as own properties but that class-transformer would turn into a
 // prototype swap or a constructor override on the DTO instance, or skip without a word because the

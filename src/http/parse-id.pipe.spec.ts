@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ProblemException } from '../problem/problem.exception.js';
-import { ProblemTypes } from '../problem/problem-types.js';
+import { ProblemException } from './problem/problem.exception.js';
+import { ProblemTypes } from './problem/problem-types.js';
 import { ParseIdPipe } from './parse-id.pipe.js';
 
 /** The error the pipe throws for `value`, or undefined when it returns. */
