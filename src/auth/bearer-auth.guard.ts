@@ -4,8 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import bodyParser from 'body-parser';
 import contentType from 'content-type';
 import type { Request, Response } from 'express';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { HTTP_CONFIG, type HttpConfig } from '../config/config.module.js';
 import { boundedBodyReader } from '../http/body/body-reader.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
 import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
@@ -32,7 +31,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
 
   constructor(
     private readonly reflector: Reflector,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(HTTP_CONFIG) config: HttpConfig,
     private readonly failures: AuthFailureLimiter,
   ) {
     super();

@@ -1,12 +1,13 @@
 import { Global, Module } from '@nestjs/common';
+import { APP_CONFIG, CONFIG_SLICE_TOKENS, CONFIG_SLICES } from './config-slices.js';
 import { loadConfig } from './environment.js';
 
-export const APP_CONFIG = Symbol('APP_CONFIG');
+export * from './config-slices.js';
 
-// Global so that every feature module can inject the typed configuration without re-importing it.
+// Global so that every module can inject its slice of the typed configuration without re-importing it.
 @Global()
 @Module({
-  providers: [{ provide: APP_CONFIG, useFactory: () => loadConfig(process.env) }],
-  exports: [APP_CONFIG],
+  providers: [{ provide: APP_CONFIG, useFactory: () => loadConfig(process.env) }, ...CONFIG_SLICES],
+  exports: [APP_CONFIG, ...CONFIG_SLICE_TOKENS],
 })
 export class ConfigModule {}

@@ -4,8 +4,8 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { DATABASE_CONFIG } from '../config/config.module.js';
+import type { DatabaseConfig } from '../config/database-url.js';
 import { buildDataSourceOptions } from './database.options.js';
 import { retrySqliteBusyWithoutBlocking } from './sqlite-busy-retry.js';
 import { gateSqliteTransactions } from './sqlite-transaction-gate.js';
@@ -31,9 +31,9 @@ import { StartupLock, StartupLockedDataSource, StartupLockTimeoutError } from '.
       ],
     }),
     TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        ...buildDataSourceOptions(config.database),
+      inject: [DATABASE_CONFIG],
+      useFactory: (database: DatabaseConfig) => ({
+        ...buildDataSourceOptions(database),
         autoLoadEntities: true,
         // Pending migrations are applied on start (in a transaction each), so a deploy brings its
         // schema; under the start-up lock, so instances starting together apply each one once.

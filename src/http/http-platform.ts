@@ -32,7 +32,7 @@ export function createHttpAdapter(): FallbackExpressAdapter {
  */
 export function configureHttpPlatform(
   app: NestExpressApplication,
-  config: AppConfig,
+  config: Pick<AppConfig, 'apiPrefix' | 'corsOrigins' | 'trustProxy'>,
   observers: RequestHandler[],
 ): void {
   const server = app.getHttpServer();

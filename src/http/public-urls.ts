@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { HTTP_CONFIG, type HttpConfig } from '../config/config.module.js';
 
 /**
  * URLs the service hands out (Location, Link). Root-relative unless PUBLIC_BASE_URL is set: the
@@ -10,7 +9,7 @@ import type { AppConfig } from '../config/environment.js';
 export class PublicUrls {
   private readonly base: string;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(HTTP_CONFIG) config: HttpConfig) {
     this.base = (config.publicBaseUrl ?? '') + config.apiPrefix;
   }
 

@@ -2,8 +2,7 @@ import { Inject, Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { match, type MatchFunction } from 'path-to-regexp';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { HTTP_CONFIG, type HttpConfig } from '../config/config.module.js';
 
 interface RouteEntry {
   matches: MatchFunction<object>;
@@ -25,7 +24,7 @@ export class RouteTable {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(HTTP_CONFIG) private readonly config: HttpConfig,
   ) {}
 
   /** Methods served at `path` (HEAD with GET, OPTIONS always), or [] when no route has that path. */

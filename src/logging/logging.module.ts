@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_CONFIG } from '../config/config.module.js';
+import { LOGGING_CONFIG } from '../config/config.module.js';
 import { AppLogger } from './app.logger.js';
 import { RequestLogMiddleware } from './request-log.middleware.js';
 import { createRootLogger, LOG_DESTINATION, ROOT_LOGGER } from './root-logger.js';
@@ -15,7 +15,7 @@ export { LOG_DESTINATION } from './root-logger.js';
 @Module({
   providers: [
     { provide: LOG_DESTINATION, useValue: null },
-    { provide: ROOT_LOGGER, inject: [APP_CONFIG, LOG_DESTINATION], useFactory: createRootLogger },
+    { provide: ROOT_LOGGER, inject: [LOGGING_CONFIG, LOG_DESTINATION], useFactory: createRootLogger },
     AppLogger,
     RequestLogMiddleware,
   ],

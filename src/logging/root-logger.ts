@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Level, type Logger } from 'pino';
-import type { AppConfig, LogLevelName } from '../config/environment.js';
+import type { LoggingConfig } from '../config/config-slices.js';
+import type { LogLevelName } from '../config/environment.js';
 
 /** The service's one pino logger: request lines and Nest's messages both go through it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -16,7 +17,7 @@ const PINO_LEVELS: Record<LogLevelName, Level> = {
   verbose: 'trace',
 };
 
-export function createRootLogger(config: AppConfig, destination: DestinationStream | null): Logger {
+export function createRootLogger(config: LoggingConfig, destination: DestinationStream | null): Logger {
   const options = { level: PINO_LEVELS[config.logLevel] };
   if (destination !== null) return pino(options, destination);
   if (process.stdout.isTTY) return pino({ ...options, transport: { target: 'pino-pretty' } });

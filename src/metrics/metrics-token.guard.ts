@@ -1,8 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { METRICS_CONFIG, type MetricsConfig } from '../config/config.module.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
 import { ProblemTypes } from '../http/problem/problem-types.js';
 
@@ -17,7 +16,7 @@ const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export class MetricsTokenGuard implements CanActivate {
   private readonly expectedDigest: Buffer | null;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(METRICS_CONFIG) config: MetricsConfig) {
     this.expectedDigest = config.metricsToken === null ? null : digest(config.metricsToken);
   }
 

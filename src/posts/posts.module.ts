@@ -3,8 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { PublicUrls } from '../http/public-urls.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { CursorCodec } from '../common/pagination/cursor-codec.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { POSTS_CONFIG, type PostsConfig } from '../config/config.module.js';
 import { Post } from './post.entity.js';
 import { PostsController } from './posts.controller.js';
 import { PostsRepository } from './posts.repository.js';
@@ -20,8 +19,8 @@ import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
     PublicUrls,
     {
       provide: POSTS_CURSOR_CODEC,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new CursorCodec(config.cursorSecret),
+      inject: [POSTS_CONFIG],
+      useFactory: (config: PostsConfig) => new CursorCodec(config.cursorSecret),
     },
   ],
 })

@@ -3,8 +3,7 @@ import { isAdmin, type Principal } from '../auth/principal.js';
 import { CursorCodec, InvalidCursorError } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
 import { ProblemTypes } from '../http/problem/problem-types.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { POSTS_CONFIG, type PostsConfig } from '../config/config.module.js';
 import type { PageQuery } from './dto/list-posts-query.dto.js';
 import type { PatchPostDto } from './dto/patch-post.dto.js';
 import type { PostInputDto } from './dto/post-input.dto.js';
@@ -30,7 +29,7 @@ export class PostsService {
   constructor(
     private readonly posts: PostsRepository,
     @Inject(POSTS_CURSOR_CODEC) private readonly cursorCodec: CursorCodec,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(POSTS_CONFIG) private readonly config: PostsConfig,
   ) {}
 
   /** A page of the listing; concurrent inserts cannot make a client paging through see a post twice or miss one. */

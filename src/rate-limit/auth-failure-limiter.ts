@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { normalizeIp, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { RATE_LIMIT_CONFIG, type RateLimitConfig } from '../config/config.module.js';
 import { applyRateLimit, type RateLimitPolicy } from './rate-limit.headers.js';
 import { RATE_LIMIT_STORE } from './rate-limit.store.js';
 
@@ -18,13 +17,13 @@ export class AuthFailureLimiter {
   private readonly policy: RateLimitPolicy;
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(RATE_LIMIT_CONFIG) config: RateLimitConfig,
     @Inject(RATE_LIMIT_STORE) private readonly store: ThrottlerStorage,
   ) {
     this.policy = {
       name: 'auth-failures',
-      limit: config.rateLimit.authFailureLimit,
-      windowSeconds: config.rateLimit.windowSeconds,
+      limit: config.authFailureLimit,
+      windowSeconds: config.windowSeconds,
     };
   }
 

@@ -1,7 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/environment.js';
+import { RATE_LIMIT_CONFIG, type RateLimitConfig } from '../config/config.module.js';
 import { MemoryRateLimitStore } from './memory-rate-limit.store.js';
 import { RedisRateLimitStore } from './redis-rate-limit.store.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
@@ -11,11 +10,11 @@ import { RATE_LIMIT_STORE } from './rate-limit.store.js';
   providers: [
     {
       provide: RATE_LIMIT_STORE,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): ThrottlerStorage =>
-        config.rateLimit.redisUrl === null
+      inject: [RATE_LIMIT_CONFIG],
+      useFactory: (config: RateLimitConfig): ThrottlerStorage =>
+        config.redisUrl === null
           ? new MemoryRateLimitStore()
-          : new RedisRateLimitStore(config.rateLimit.redisUrl, config.rateLimit.redisKeyPrefix),
+          : new RedisRateLimitStore(config.redisUrl, config.redisKeyPrefix),
     },
   ],
   exports: [RATE_LIMIT_STORE],
@@ -42,9 +41,9 @@ class RateLimitStoreModule implements OnModuleInit, OnApplicationShutdown {
     RateLimitStoreModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStoreModule],
-      inject: [APP_CONFIG, RATE_LIMIT_STORE],
-      useFactory: (config: AppConfig, storage: ThrottlerStorage) => ({
-        throttlers: [{ name: 'default', limit: config.rateLimit.limit, ttl: config.rateLimit.windowSeconds * 1000 }],
+      inject: [RATE_LIMIT_CONFIG, RATE_LIMIT_STORE],
+      useFactory: (config: RateLimitConfig, storage: ThrottlerStorage) => ({
+        throttlers: [{ name: 'default', limit: config.limit, ttl: config.windowSeconds * 1000 }],
         storage,
       }),
     }),

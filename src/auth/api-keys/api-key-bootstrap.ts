@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { APP_CONFIG } from '../../config/config.module.js';
-import type { AppConfig } from '../../config/environment.js';
+import { AUTH_CONFIG, type AuthConfig } from '../../config/config.module.js';
 import { isUniqueViolation } from '../../database/database-errors.js';
 import { StartupLock } from '../../database/startup-lock.js';
 import { Scope } from '../principal.js';
@@ -19,11 +18,11 @@ export class ApiKeyBootstrap implements OnApplicationBootstrap {
   constructor(
     private readonly apiKeysService: ApiKeysService,
     private readonly startupLock: StartupLock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const { bootstrapApiKey, oauth } = this.config.auth;
+    const { bootstrapApiKey, oauth } = this.config;
     if (bootstrapApiKey !== null) return this.ensureBootstrapKey(bootstrapApiKey);
     if (oauth !== null || (await this.apiKeysService.count()) > 0) return;
     await this.startupLock.run(() => this.createFirstRunKey());

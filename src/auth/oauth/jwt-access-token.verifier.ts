@@ -12,8 +12,8 @@ import {
   type JWSHeaderParameters,
   type JWTPayload,
 } from 'jose';
-import { APP_CONFIG } from '../../config/config.module.js';
-import type { AppConfig, OAuthConfig } from '../../config/environment.js';
+import { AUTH_CONFIG, type AuthConfig } from '../../config/config.module.js';
+import type { OAuthConfig } from '../../config/environment.js';
 import { ProblemException } from '../../http/problem/problem.exception.js';
 import { ProblemTypes } from '../../http/problem/problem-types.js';
 import { effectiveScopes, type Principal } from '../principal.js';
@@ -59,8 +59,8 @@ export class JwtAccessTokenVerifier {
     probeTimeoutMs: JWKS_TIMEOUT_MS + 1_000,
   });
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.oauth = config.auth.oauth;
+  constructor(@Inject(AUTH_CONFIG) config: AuthConfig) {
+    this.oauth = config.oauth;
     if (this.oauth) {
       // jose caches the key set, refetches it when a token names an unknown `kid` (at most once per
       // cooldown after a successful fetch, so garbage kids cannot hammer the issuer) and gives up on a

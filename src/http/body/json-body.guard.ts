@@ -3,8 +3,7 @@ import bodyParser from 'body-parser';
 import { isUtf8 } from 'node:buffer';
 import contentType from 'content-type';
 import type { Request, Response } from 'express';
-import { APP_CONFIG } from '../../config/config.module.js';
-import type { AppConfig } from '../../config/environment.js';
+import { HTTP_CONFIG, type HttpConfig } from '../../config/config.module.js';
 import { ProblemException } from '../problem/problem.exception.js';
 import { ProblemTypes } from '../problem/problem-types.js';
 import { boundedBodyReader } from './body-reader.js';
@@ -30,7 +29,7 @@ export const MAX_JSON_DEPTH = 64;
 export class JsonBodyGuard implements CanActivate {
   private readonly readJson: (request: Request, response: Response) => Promise<void>;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(HTTP_CONFIG) config: HttpConfig) {
     // Content-Type was checked already; strict: only objects and arrays at the top level (RFC 8259 allows
     // any value, but a post is always an object and this rejects `null` or `"x"` before parsing).
     // verify: invalid UTF-8 would otherwise be decoded to U+FFFD and stored silently altered.
