@@ -4,8 +4,6 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DataSource } from 'typeorm';
 import { readDatabasePool } from './database-pool.js';
 
-/** The route label of requests no controller route matched (the router's 404s and 405s). */
-
 // Anything else (WebDAV verbs and the like, all 404 or 405 here) shares one label value.
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
