@@ -83,7 +83,7 @@ function commandFor(
       const id = Number(operands[0]);
       if (operands.length !== 1 || !Number.isSafeInteger(id) || id < 1) throw new UsageError('revoke needs one key id');
       return async (service, json) => {
-        if (!(await service.revoke(id))) throw new Error(`API key ${id} does not exist or is revoked already`);
+        await service.revoke(id);
         write(json ? JSON.stringify({ id, revoked: true }) : `Revoked API key ${id}.`);
       };
     }

@@ -10,8 +10,6 @@ import {
 import type { Response } from 'express';
 import { ParseIdPipe } from '../../http/parse-id.pipe.js';
 import { PublicUrls } from '../../http/public-urls.js';
-import { ProblemException } from '../../http/problem/problem.exception.js';
-import { ProblemTypes } from '../../http/problem/problem-types.js';
 import { parseDateTime } from '../../common/validation/date-time.js';
 import { RequireScope } from '../auth.decorators.js';
 import { Scope, type ScopeName } from '../principal.js';
@@ -46,9 +44,7 @@ export class ApiKeysController {
   @ApiOkResponse({ type: ApiKeyResource, headers: RATE_LIMIT_HEADERS })
   @ApiProblems(400, 404)
   async findOne(@Param('id', ParseIdPipe) id: number): Promise<ApiKeyResource> {
-    const apiKey = await this.apiKeysService.findById(id);
-    if (!apiKey) throw apiKeyNotFound(id);
-    return toApiKeyResource(apiKey);
+    return toApiKeyResource(await this.apiKeysService.get(id));
   }
 
   @Post()
@@ -62,16 +58,10 @@ export class ApiKeysController {
     @Body() input: CreateApiKeyDto,
     @Res({ passthrough: true }) response: Response,
   ): Promise<CreatedApiKeyResource> {
-    const expiresAt = input.expiresAt === undefined ? null : parseDateTime(input.expiresAt)!;
-    if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
-      throw new ProblemException(ProblemTypes.validationFailed, 'Invalid: /expiresAt.', {
-        errors: [{ pointer: '/expiresAt', detail: 'expiresAt must be in the future' }],
-      });
-    }
     const { apiKey, token } = await this.apiKeysService.create({
       name: input.name,
       scopes: input.scopes as ScopeName[],
-      expiresAt,
+      expiresAt: input.expiresAt === undefined ? null : parseDateTime(input.expiresAt)!,
     });
     response.setHeader('Location', this.urls.to(`/api-keys/${apiKey.id}`));
     response.setHeader('Cache-Control', 'no-store');
@@ -85,10 +75,6 @@ export class ApiKeysController {
   @ApiProblems(400, 404)
   @HttpCode(HttpStatus.NO_CONTENT)
   async revoke(@Param('id', ParseIdPipe) id: number): Promise<void> {
-    if (!(await this.apiKeysService.revoke(id))) throw apiKeyNotFound(id);
+    await this.apiKeysService.revoke(id);
   }
-}
-
-function apiKeyNotFound(id: number): ProblemException {
-  return new ProblemException(ProblemTypes.notFound, `API key ${id} does not exist or is revoked already.`);
 }

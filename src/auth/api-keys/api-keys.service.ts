@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, type Repository } from 'typeorm';
+import { ProblemException } from '../../http/problem/problem.exception.js';
+import { ProblemTypes } from '../../http/problem/problem-types.js';
 import { effectiveScopes, type Principal, type ScopeName } from '../principal.js';
 import {
   digestToken,
@@ -59,7 +61,13 @@ export class ApiKeysService {
     return entry.principal;
   }
 
+  /** A new key; its token is returned this once. An expiry must lie in the future (400). */
   async create(input: NewApiKey): Promise<{ apiKey: ApiKey; token: string }> {
+    if (input.expiresAt != null && input.expiresAt.getTime() <= Date.now()) {
+      throw new ProblemException(ProblemTypes.validationFailed, 'Invalid: /expiresAt.', {
+        errors: [{ pointer: '/expiresAt', detail: 'expiresAt must be in the future' }],
+      });
+    }
     const token = input.token ?? generateApiKeyToken();
     const apiKey = this.apiKeyRepository.create({
       name: input.name,
@@ -80,8 +88,11 @@ export class ApiKeysService {
     return this.apiKeyRepository.find({ order: { id: 'ASC' } });
   }
 
-  findById(id: number): Promise<ApiKey | null> {
-    return this.apiKeyRepository.findOneBy({ id });
+  /** The key with this id, revoked or not; 404 when there is none. */
+  async get(id: number): Promise<ApiKey> {
+    const apiKey = await this.apiKeyRepository.findOneBy({ id });
+    if (!apiKey) throw apiKeyNotFound(id);
+    return apiKey;
   }
 
   findByToken(token: string): Promise<ApiKey | null> {
@@ -92,12 +103,12 @@ export class ApiKeysService {
     return this.apiKeyRepository.count();
   }
 
-  /** Revokes an active key; false when there is no such key or it is revoked already. */
-  async revoke(id: number): Promise<boolean> {
+  /** Revokes an active key; 404 when there is no such key or it is revoked already. */
+  async revoke(id: number): Promise<void> {
     const result = await this.apiKeyRepository.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
     // This instance stops honouring the key at once; the others within KEY_CACHE_TTL_MS.
     for (const [digest, entry] of this.cache) if (entry.key.id === id) this.cache.delete(digest);
-    return (result.affected ?? 0) > 0;
+    if (!result.affected) throw apiKeyNotFound(id);
   }
 
   private async load(digest: string): Promise<CachedKey | undefined> {
@@ -128,4 +139,8 @@ export class ApiKeysService {
       this.logger.warn({ message: 'could not record the last use of an API key', keyId: key.id, error: error.message });
     });
   }
+}
+
+function apiKeyNotFound(id: number): ProblemException {
+  return new ProblemException(ProblemTypes.notFound, `API key ${id} does not exist or is revoked already.`);
 }
