@@ -43,17 +43,29 @@ export class SqliteTransactionGate {
   constructor(private readonly waitMs = SQLITE_GATE_WAIT_MS) {}
 
   /** Runs one statement: at once inside the open transaction or when none is open or waiting, else in turn. */
-  async statement<T>(run: () => Promise<T>): Promise<T> {
+  statement<T>(run: () => Promise<T>): Promise<T> {
+    if (this.holder === undefined && this.queue.length === 0) {
+      // The path of nearly every statement: no promise of the gate's own, one `finally`.
+      this.statementsRunning++;
+      return this.running(run);
+    }
     if (this.holder !== undefined && this.context.getStore() === this.holder) return run();
-    if (this.holder === undefined && this.queue.length === 0) this.statementsRunning++;
-    else await this.turn('statement', {});
+    return this.turn('statement', {}).then(() => this.running(run));
+  }
+
+  private running<T>(run: () => Promise<T>): Promise<T> {
     try {
-      return await run();
-    } finally {
-      this.statementsRunning--;
-      this.dispatch();
+      return run().finally(this.statementDone);
+    } catch (error) {
+      this.statementDone();
+      throw error;
     }
   }
+
+  private readonly statementDone = (): void => {
+    this.statementsRunning--;
+    this.dispatch();
+  };
 
   /** Runs a whole transaction, holding the connection from its BEGIN to its COMMIT or ROLLBACK. */
   async transaction<T>(run: () => Promise<T>): Promise<T> {
