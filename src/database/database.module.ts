@@ -17,8 +17,10 @@ import { StartupLock, StartupLockedDataSource, StartupLockTimeoutError } from '.
  *
  * Transactions are carried in the async context (nestjs-cls with its TypeORM transactional plugin):
  * `TransactionHost.withTransaction(fn)` opens one, and every repository that reads `txHost.tx` inside
- * `fn`, in whatever service, writes in it; nothing passes an EntityManager around. No context is
- * opened per request: a request that starts no transaction pays one AsyncLocalStorage read per query.
+ * `fn`, in whatever service, writes in it; nothing passes an EntityManager around. ClsModule mounts
+ * no middleware: the request log's context (logging/request-context.ts) is the same nestjs-cls one,
+ * so the process keeps a single AsyncLocalStorage, and a request that starts no transaction pays
+ * one read of it per query.
  */
 @Global()
 @Module({

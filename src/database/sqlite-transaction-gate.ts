@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ClsServiceManager } from 'nestjs-cls';
 import type { DataSource, QueryRunner } from 'typeorm';
 
 /** How long a statement or a transaction waits for its turn on the connection before it gives up (503). */
@@ -12,6 +12,9 @@ export class SqliteGateTimeoutError extends Error {
     super(`the SQLite connection was held by a transaction for more than ${waitedMs} ms`);
   }
 }
+
+// Marks the async context of the transaction that holds the connection.
+const GATE_TOKEN = Symbol('sqlite-gate-holder');
 
 interface Waiter {
   kind: 'statement' | 'transaction';
@@ -35,7 +38,8 @@ interface Waiter {
  * waits longer than `waitMs`. MySQL needs none of this: each transaction has a pooled connection.
  */
 export class SqliteTransactionGate {
-  private readonly context = new AsyncLocalStorage<object>();
+  // Who is inside is read from nestjs-cls's async context: the service's one AsyncLocalStorage.
+  private readonly cls = ClsServiceManager.getClsService();
   private holder: object | undefined;
   private statementsRunning = 0;
   private readonly queue: Waiter[] = [];
@@ -49,7 +53,7 @@ export class SqliteTransactionGate {
       this.statementsRunning++;
       return this.running(run);
     }
-    if (this.holder !== undefined && this.context.getStore() === this.holder) return run();
+    if (this.holder !== undefined && this.insideHolder()) return run();
     return this.turn('statement', {}).then(() => this.running(run));
   }
 
@@ -70,16 +74,20 @@ export class SqliteTransactionGate {
   /** Runs a whole transaction, holding the connection from its BEGIN to its COMMIT or ROLLBACK. */
   async transaction<T>(run: () => Promise<T>): Promise<T> {
     // A transaction begun inside the open one is TypeORM's savepoint of it, in the same context.
-    if (this.holder !== undefined && this.context.getStore() === this.holder) return run();
+    if (this.holder !== undefined && this.insideHolder()) return run();
     const token = {};
     if (this.holder === undefined && this.statementsRunning === 0 && this.queue.length === 0) this.holder = token;
     else await this.turn('transaction', token);
     try {
-      return await this.context.run(token, run);
+      return await this.cls.runWith({ ...this.cls.get(), [GATE_TOKEN]: token }, run);
     } finally {
       this.holder = undefined;
       this.dispatch();
     }
+  }
+
+  private insideHolder(): boolean {
+    return (this.cls.get() as Record<symbol, unknown> | undefined)?.[GATE_TOKEN] === this.holder;
   }
 
   /** Waiting statements and transactions, for tests and metrics. */
