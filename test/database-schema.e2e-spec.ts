@@ -12,6 +12,8 @@ import { parseDatabaseUrl } from '../src/config/database-url.js';
 import { buildDataSourceOptions } from '../src/database/database.options.js';
 import { CreatePosts1795000000000 } from '../src/database/migrations/1795000000000-create-posts.js';
 import { AddApiKeysAndPostOwners1795000100000 } from '../src/database/migrations/1795000100000-add-api-keys-and-post-owners.js';
+import { AddPostVersionsAndIdempotencyKeys1795000200000 } from '../src/database/migrations/1795000200000-add-post-versions-and-idempotency-keys.js';
+import { EventRecord } from '../src/events/event-record.entity.js';
 import { Post } from '../src/posts/post.entity.js';
 import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
 import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
@@ -21,12 +23,15 @@ import { useTestApp } from './helpers/use-test-app.js';
 const CREATE_POSTS = 'CreatePosts1795000000000';
 const ADD_API_KEYS_AND_POST_OWNERS = 'AddApiKeysAndPostOwners1795000100000';
 const ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS = 'AddPostVersionsAndIdempotencyKeys1795000200000';
+const ADD_EVENTS = 'AddEvents1795000300000';
 /** Every migration, in the order they apply. */
-const MIGRATIONS = [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS];
+const MIGRATIONS = [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS];
 /** Every table the migrations create, in name order (as tableNames returns them), with the migrations table. */
-const ALL_TABLES = ['api_keys', 'idempotency_keys', 'migrations', 'posts'];
+const ALL_TABLES = ['api_keys', 'event_sequence', 'events', 'idempotency_keys', 'migrations', 'posts'];
+/** The tables before the events migration. */
+const TABLES_BEFORE_EVENTS = ['api_keys', 'idempotency_keys', 'migrations', 'posts'];
 
-type TableName = 'posts' | 'api_keys' | 'idempotency_keys';
+type TableName = 'posts' | 'api_keys' | 'idempotency_keys' | 'events' | 'event_sequence';
 
 interface ColumnShape {
   name: string;
@@ -57,6 +62,8 @@ interface ExpectedTable {
   defaults: Record<string, string>;
   /** Secondary indexes, in name order. */
   indexes: IndexShape[];
+  /** false for a table whose `id` is assigned, not auto-incremented (default true). */
+  autoIncrementId?: boolean;
 }
 
 // Columns added by a later migration come last: ALTER TABLE ... ADD COLUMN appends.
@@ -152,6 +159,52 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
       { name: 'uq_idempotency_keys_principal_key', columns: ['principal_id', 'idempotency_key'], unique: true },
     ],
   },
+  events: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['position', 'integer'],
+        ['type', 'varchar(40)'],
+        ['post_id', 'integer'],
+        ['occurred_at', 'datetime'],
+        ['data', 'text'],
+      ],
+      mysql: [
+        ['id', 'bigint unsigned'],
+        ['position', 'bigint unsigned'],
+        ['type', 'varchar(40)'],
+        ['post_id', 'bigint unsigned'],
+        ['occurred_at', 'datetime(3)'],
+        ['data', 'mediumtext'],
+      ],
+    },
+    // NULL until the sequencer gives the committed event its feed position.
+    nullable: ['position'],
+    defaults: {},
+    indexes: [
+      { name: 'idx_events_occurred_at', columns: ['occurred_at'], unique: false },
+      { name: 'idx_events_type_position', columns: ['type', 'position'], unique: false },
+      { name: 'uq_events_position', columns: ['position'], unique: true },
+    ],
+  },
+  event_sequence: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['last_position', 'integer'],
+        ['purged_through', 'integer'],
+      ],
+      mysql: [
+        ['id', 'tinyint unsigned'],
+        ['last_position', 'bigint unsigned'],
+        ['purged_through', 'bigint unsigned'],
+      ],
+    },
+    nullable: [],
+    defaults: {},
+    indexes: [],
+    autoIncrementId: false,
+  },
 };
 
 /** The columns of posts once every migration has run. */
@@ -173,7 +226,7 @@ async function openDataSource(url: string, { migrations, logging }: OpenOptions 
   const dataSource = new DataSource({
     ...options,
     migrations: migrations ?? options.migrations,
-    entities: [Post, ApiKey, IdempotencyRecord],
+    entities: [Post, ApiKey, IdempotencyRecord, EventRecord],
     // Only the logger differs: the service's logs every migration step, which would drown the test report.
     logger: 'simple-console',
     logging: logging ?? ['error', 'warn'],
@@ -319,7 +372,7 @@ describe('database schema', () => {
       await database?.drop();
     });
 
-    it('applies all three migrations in order, which create posts, api_keys and idempotency_keys, and records them', async () => {
+    it('applies all four migrations in order, which create posts, api_keys, idempotency_keys and the events tables, and records them', async () => {
       expect(await tableNames(dataSource)).toEqual([]);
 
       const applied = await dataSource.runMigrations();
@@ -331,7 +384,7 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(false);
     });
 
-    it('reverts only the last migration: version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
+    it('reverts the two newest migrations: the events tables, version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
       await setPostOwner(dataSource, 'api-key:1', ['Kept one']);
@@ -344,6 +397,7 @@ describe('database schema', () => {
       });
       const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
+      await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
 
       expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
@@ -359,7 +413,21 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('reverts the migrations newest first when undone three times: only the empty migrations table is left', async () => {
+    it('reverts only the last migration: events and event_sequence are gone, every other table and row remains', async () => {
+      await dataSource.runMigrations();
+      await insertPostRows(dataSource, ['Kept one', 'Kept two']);
+      const before = await selectPostRows(dataSource, ALL_POST_COLUMNS);
+
+      await dataSource.undoLastMigration();
+
+      expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_EVENTS);
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
+      expect(before).toHaveLength(2);
+      expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -1));
+      expect(await dataSource.showMigrations()).toBe(true);
+    });
+
+    it('reverts the migrations newest first when undone four times: only the empty migrations table is left', async () => {
       await dataSource.runMigrations();
 
       const remaining: string[][] = [];
@@ -368,20 +436,26 @@ describe('database schema', () => {
         remaining.push(await appliedMigrations(dataSource));
       }
 
-      expect(remaining).toEqual([[CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS], [CREATE_POSTS], []]);
+      expect(remaining).toEqual([
+        [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS],
+        [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS],
+        [CREATE_POSTS],
+        [],
+      ]);
       expect(await tableNames(dataSource)).toEqual(['migrations']);
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('applies the last migration again after it was reverted, and gives the posts kept meanwhile version 1', async () => {
+    it('applies the two newest migrations again after they were reverted, and gives the posts kept meanwhile version 1', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
+      await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
       const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await columnNames(dataSource, 'posts')).toEqual(ALL_POST_COLUMNS);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
@@ -389,7 +463,21 @@ describe('database schema', () => {
       expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before.map((row) => ({ ...row, version: 1 })));
     });
 
-    it('applies all three migrations again after all were reverted', async () => {
+    it('applies the events migration again after it was reverted: an empty feed at position 0', async () => {
+      await dataSource.runMigrations();
+      await dataSource.undoLastMigration();
+
+      const applied = await dataSource.runMigrations();
+
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS]);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      expect(await dataSource.query('SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 0 }]);
+      expect(await dataSource.query('SELECT id, last_position, purged_through FROM event_sequence')).toEqual([
+        { id: 1, last_position: 0, purged_through: 0 },
+      ]);
+    });
+
+    it('applies all four migrations again after all were reverted', async () => {
       await dataSource.runMigrations();
       for (let undone = 1; undone <= MIGRATIONS.length; undone += 1) await dataSource.undoLastMigration();
 
@@ -468,7 +556,7 @@ describe('database schema', () => {
       rmSync(directory, { recursive: true, force: true });
     });
 
-    it('applies the two newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
+    it('applies the three newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
       const olderRelease = await openDataSource(database.url, { migrations: [CreatePosts1795000000000] });
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
@@ -481,6 +569,7 @@ describe('database schema', () => {
       expect(applied.map((migration) => migration.name)).toEqual([
         ADD_API_KEYS_AND_POST_OWNERS,
         ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
+        ADD_EVENTS,
       ]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
@@ -496,7 +585,7 @@ describe('database schema', () => {
       ]);
     });
 
-    it('applies only the newest migration to posts of the second release: owners kept, every post at version 1', async () => {
+    it('applies the two newest migrations to posts of the second release: owners kept, every post at version 1', async () => {
       const olderRelease = await openDataSource(database.url, {
         migrations: [CreatePosts1795000000000, AddApiKeysAndPostOwners1795000100000],
       });
@@ -509,7 +598,7 @@ describe('database schema', () => {
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(before).toHaveLength(3);
@@ -520,6 +609,30 @@ describe('database schema', () => {
         ['Second', null, 1],
         ['Third', 'api-key:7', 1],
       ]);
+    });
+
+    it('applies only the events migration to a database of the third release: posts and versions kept, no events made up', async () => {
+      const olderRelease = await openDataSource(database.url, {
+        migrations: [
+          CreatePosts1795000000000,
+          AddApiKeysAndPostOwners1795000100000,
+          AddPostVersionsAndIdempotencyKeys1795000200000,
+        ],
+      });
+      await olderRelease.runMigrations();
+      await insertPostRows(olderRelease, ['First', 'Second']);
+      await olderRelease.query('UPDATE posts SET version = 5 WHERE title = ?', ['Second']);
+      const before = await selectPostRows(olderRelease, ALL_POST_COLUMNS);
+      await olderRelease.destroy();
+      dataSource = await openDataSource(database.url);
+
+      const applied = await dataSource.runMigrations();
+
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS]);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
+      expect(before.map((row) => row.version)).toEqual([1, 5]);
+      expect(await dataSource.query('SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 0 }]);
     });
   });
   for (const [table, expected] of Object.entries(EXPECTED_TABLES) as Array<[TableName, ExpectedTable]>) {
@@ -563,15 +676,28 @@ describe('database schema', () => {
         ).toEqual(expected.defaults);
       });
 
-      it('makes id the auto-incrementing primary key, and no other column auto-increments', () => {
-        expect(shape.primaryKey).toEqual(['id']);
-        expect(shape.columns.filter((column) => column.autoIncrement).map((column) => column.name)).toEqual(['id']);
-      });
+      const autoIncrementId = expected.autoIncrementId ?? true;
+      it(
+        autoIncrementId
+          ? 'makes id the auto-incrementing primary key, and no other column auto-increments'
+          : 'makes id the primary key, and no column auto-increments',
+        () => {
+          expect(shape.primaryKey).toEqual(['id']);
+          expect(shape.columns.filter((column) => column.autoIncrement).map((column) => column.name)).toEqual(
+            autoIncrementId ? ['id'] : [],
+          );
+        },
+      );
 
       const indexNames = expected.indexes.map((index) => index.name).join(' and ');
-      it(`has ${indexNames} as its only secondary index${expected.indexes.length > 1 ? 'es' : ''}`, () => {
-        expect(shape.indexes).toEqual(expected.indexes);
-      });
+      it(
+        expected.indexes.length === 0
+          ? 'has no secondary index'
+          : `has ${indexNames} as its only secondary index${expected.indexes.length > 1 ? 'es' : ''}`,
+        () => {
+          expect(shape.indexes).toEqual(expected.indexes);
+        },
+      );
     });
   }
 

@@ -130,6 +130,12 @@ describe('GET /metrics', () => {
       expect(valueOf(next, 'http_requests_total', { method: 'GET', route: '/metrics', status: '200' })).toBe(1);
     });
 
+    it('reports the events feed: reads waiting for an event, and the newest position known', () => {
+      expect(valueOf(samples, 'events_feed_waiting_reads')).toBe(0);
+      // The writes above made events; the sequencer numbered them on this instance.
+      expect(valueOf(samples, 'events_feed_last_position')).toBeGreaterThanOrEqual(1);
+    });
+
     it('reports the process metrics', () => {
       expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
       expect(valueOf(samples, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);

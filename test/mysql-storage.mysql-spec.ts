@@ -11,6 +11,7 @@ import { useTestApp } from './helpers/use-test-app.js';
 /** The columns that hold text, per table, tables and columns in name order. */
 const TEXT_COLUMNS: Record<string, string[]> = {
   api_keys: ['name', 'scopes', 'token_digest', 'token_hint'],
+  events: ['data', 'type'],
   idempotency_keys: ['idempotency_key', 'principal_id', 'request_digest', 'response_body', 'response_headers'],
   posts: ['author', 'content', 'owner_id', 'title'],
 };

@@ -1,18 +1,20 @@
 export const Scope = {
   postsRead: 'posts:read',
   postsWrite: 'posts:write',
+  eventsRead: 'events:read',
   admin: 'admin',
 } as const;
 
 export type ScopeName = (typeof Scope)[keyof typeof Scope];
 
-export const ALL_SCOPES: readonly ScopeName[] = [Scope.postsRead, Scope.postsWrite, Scope.admin];
+export const ALL_SCOPES: readonly ScopeName[] = [Scope.postsRead, Scope.postsWrite, Scope.eventsRead, Scope.admin];
 
 // What each scope grants beyond itself: admin can do everything, and a writer can read what it writes.
 const IMPLIED: Record<ScopeName, readonly ScopeName[]> = {
-  [Scope.admin]: [Scope.postsWrite, Scope.postsRead],
+  [Scope.admin]: [Scope.postsWrite, Scope.postsRead, Scope.eventsRead],
   [Scope.postsWrite]: [Scope.postsRead],
   [Scope.postsRead]: [],
+  [Scope.eventsRead]: [],
 };
 
 /** Who is calling: an API key or the subject of an OAuth 2.0 access token. */

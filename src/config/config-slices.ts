@@ -12,6 +12,7 @@ export const RATE_LIMIT_CONFIG = Symbol('RATE_LIMIT_CONFIG');
 export const POSTS_CONFIG = Symbol('POSTS_CONFIG');
 export const METRICS_CONFIG = Symbol('METRICS_CONFIG');
 export const LOGGING_CONFIG = Symbol('LOGGING_CONFIG');
+export const EVENTS_CONFIG = Symbol('EVENTS_CONFIG');
 
 /** What the HTTP platform reads: paths, URLs and body bounds. */
 export type HttpConfig = Pick<AppConfig, 'apiPrefix' | 'publicBaseUrl' | 'bodyLimitBytes' | 'bodyTimeoutMs'>;
@@ -20,6 +21,7 @@ export type RateLimitConfig = AppConfig['rateLimit'];
 export type PostsConfig = Pick<AppConfig, 'cursorSecret' | 'requireIfMatch'>;
 export type MetricsConfig = Pick<AppConfig, 'metricsToken'>;
 export type LoggingConfig = Pick<AppConfig, 'logLevel'>;
+export type EventsConfig = AppConfig['events'];
 
 const slice = <T>(provide: symbol, pick: (config: AppConfig) => T): Provider => ({
   provide,
@@ -40,6 +42,7 @@ export const CONFIG_SLICES: Provider[] = [
   slice(POSTS_CONFIG, ({ cursorSecret, requireIfMatch }): PostsConfig => ({ cursorSecret, requireIfMatch })),
   slice(METRICS_CONFIG, ({ metricsToken }): MetricsConfig => ({ metricsToken })),
   slice(LOGGING_CONFIG, ({ logLevel }): LoggingConfig => ({ logLevel })),
+  slice(EVENTS_CONFIG, (config): EventsConfig => config.events),
 ];
 
 export const CONFIG_SLICE_TOKENS = [
@@ -50,4 +53,5 @@ export const CONFIG_SLICE_TOKENS = [
   POSTS_CONFIG,
   METRICS_CONFIG,
   LOGGING_CONFIG,
+  EVENTS_CONFIG,
 ];

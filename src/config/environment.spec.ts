@@ -47,6 +47,7 @@ describe('loadConfig', () => {
         shutdownTimeoutMs: 10_000,
         requireIfMatch: false,
         trustProxy: 0,
+        events: { retentionMs: 30 * 86_400_000 },
         auth: { bootstrapApiKey: null, oauth: null },
       });
     });
@@ -101,6 +102,7 @@ describe('loadConfig', () => {
         THROTTLE_AUTH_FAILURE_LIMIT: '5',
         TRUST_PROXY: '2',
         REQUIRE_IF_MATCH: 'true',
+        EVENTS_RETENTION: '90m',
         METRICS_TOKEN: 'metrics-token-0123456789',
         CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
         SHUTDOWN_TIMEOUT: '2500',
@@ -138,6 +140,7 @@ describe('loadConfig', () => {
         shutdownTimeoutMs: 2_500,
         requireIfMatch: true,
         trustProxy: 2,
+        events: { retentionMs: 90 * 60_000 },
         auth: {
           bootstrapApiKey: VALID_API_KEY,
           oauth: {
@@ -276,6 +279,10 @@ describe('loadConfig', () => {
       ['THROTTLE_AUTH_FAILURE_LIMIT', '-3'],
       ['TRUST_PROXY', 'true'],
       ['REQUIRE_IF_MATCH', 'yes'],
+      ['EVENTS_RETENTION', '30'],
+      ['EVENTS_RETENTION', '0d'],
+      ['EVENTS_RETENTION', '1w'],
+      ['EVENTS_RETENTION', '1234567d'],
       ['METRICS_TOKEN', 'short'],
       ['CORS_ORIGINS', 'app.example.com'],
       ['CORS_ORIGINS', 'https://a.example.com/path'],

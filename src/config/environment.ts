@@ -103,6 +103,13 @@ class EnvironmentVariables {
   REQUIRE_IF_MATCH?: string;
 
   @IsOptional()
+  @Matches(/^[1-9]\d{0,5}(?:ms|s|m|h|d)$/, {
+    message:
+      'EVENTS_RETENTION must be a duration such as 30d, 12h, 90m or 500ms (a number from 1 to 999999 and a unit)',
+  })
+  EVENTS_RETENTION?: string;
+
+  @IsOptional()
   @Matches(/^[1-9]\d{0,8}$/, { message: 'THROTTLE_LIMIT must be a whole number of requests from 1 to 999999999' })
   THROTTLE_LIMIT?: string;
 
@@ -186,6 +193,10 @@ export interface AppConfig {
   requireIfMatch: boolean;
   /** Proxies in front of the service whose X-Forwarded-For is believed; 0: none, the peer address counts. */
   trustProxy: number;
+  events: {
+    /** Events older than this are removed in the background; a cursor before them is 410. */
+    retentionMs: number;
+  };
   auth: {
     /** Ensures an admin API key with exactly this value exists. */
     bootstrapApiKey: string | null;
@@ -231,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     shutdownTimeoutMs: Number(variables.SHUTDOWN_TIMEOUT ?? 10_000),
     requireIfMatch: variables.REQUIRE_IF_MATCH === 'true',
     trustProxy: Number(variables.TRUST_PROXY ?? 0),
+    events: { retentionMs: parseDuration(variables.EVENTS_RETENTION ?? '30d') },
     auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
   };
 }
@@ -254,6 +266,14 @@ function oauthConfig(variables: EnvironmentVariables): OAuthConfig | null {
     throw new ConfigError('Invalid configuration: OAUTH_JWKS_URL must be an https URL (plain http only for localhost)');
   }
   return { issuer, audience, jwksUrl, acceptJwtTyp: variables.OAUTH_ACCEPT_JWT_TYP === 'true' };
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `30d`, `12h`, `500ms`: already checked against the variable's pattern. */
+function parseDuration(value: string): number {
+  const unit = /[a-z]+$/.exec(value)![0];
+  return Number(value.slice(0, -unit.length)) * DURATION_UNITS[unit];
 }
 
 const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };

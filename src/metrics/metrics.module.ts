@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
@@ -6,6 +7,7 @@ import { RequestMetricsMiddleware } from './request-metrics.middleware.js';
 
 /** GET /metrics (Prometheus) and the middleware that measures every request (mounted by configureApp). */
 @Module({
+  imports: [EventsModule],
   controllers: [MetricsController],
   providers: [MetricsService, MetricsTokenGuard, RequestMetricsMiddleware],
   exports: [RequestMetricsMiddleware],

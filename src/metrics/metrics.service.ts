@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { FeedSignal } from '../events/feed-signal.js';
 import { readDatabasePool } from './database-pool.js';
 
 // Anything else (WebDAV verbs and the like, all 404 or 405 here) shares one label value.
@@ -29,7 +30,7 @@ export class MetricsService {
     { requests: Counter.Internal; durations: Histogram.Internal<RequestLabel> }
   >();
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, feed: FeedSignal) {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'http_requests_total',
@@ -45,6 +46,7 @@ export class MetricsService {
     });
     // SQLite has one connection and no pool: nothing to report, so no pool gauges at all.
     if (POOLED_DRIVERS.has(dataSource.options.type)) registerDatabasePoolGauges(this.registry, dataSource);
+    registerFeedGauges(this.registry, feed);
   }
 
   get contentType(): string {
@@ -69,6 +71,22 @@ export class MetricsService {
   scrape(): Promise<string> {
     return this.registry.metrics();
   }
+}
+
+// Read at scrape time, like the pool's below.
+function registerFeedGauges(registry: Registry, feed: FeedSignal): void {
+  const waiting: Gauge = new Gauge({
+    name: 'events_feed_waiting_reads',
+    help: 'Reads of GET /events waiting for an event (wait=N) on this instance',
+    registers: [registry],
+    collect: () => waiting.set(feed.waiting),
+  });
+  const position: Gauge = new Gauge({
+    name: 'events_feed_last_position',
+    help: 'The highest feed position this instance knows of (the id of the newest event)',
+    registers: [registry],
+    collect: () => position.set(feed.lastKnown),
+  });
 }
 
 // Read at scrape time, so the values are current and nothing polls in between. A closed pool reads as 0.

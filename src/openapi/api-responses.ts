@@ -15,6 +15,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   403: 'The token lacks the scope (insufficient-scope) or the post belongs to someone else (forbidden)',
   404: 'No such resource',
   409: 'A request with the same Idempotency-Key is still being processed',
+  410: 'The events after this cursor are no longer kept (events-expired): resync and start again',
   412: 'If-Match does not match the current ETag; nothing was changed',
   413: 'The body exceeds BODY_LIMIT',
   415: 'The body is not application/json (or merge-patch for PATCH), not UTF-8, or has an unknown Content-Encoding',

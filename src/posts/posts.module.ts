@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { PublicUrls } from '../http/public-urls.js';
+import { EventsModule } from '../events/events.module.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { POSTS_CONFIG, type PostsConfig } from '../config/config.module.js';
@@ -11,7 +12,7 @@ import { PostsService } from './posts.service.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Post]), IdempotencyModule],
+  imports: [TypeOrmModule.forFeature([Post]), IdempotencyModule, EventsModule],
   controllers: [PostsController],
   providers: [
     PostsService,

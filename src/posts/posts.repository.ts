@@ -55,6 +55,18 @@ export class PostsRepository {
     return post ?? undefined;
   }
 
+  /** The post's version, its row locked until the transaction ends (MySQL; SQLite has one writer). */
+  async lockVersion(id: number): Promise<number | undefined> {
+    const manager = this.txHost.tx;
+    const select = manager
+      .createQueryBuilder(Post, 'post')
+      .select('post.version', 'version')
+      .where('post.id = :id', { id });
+    if (manager.connection.options.type !== 'better-sqlite3') select.setLock('pessimistic_write');
+    const row = await select.getRawOne<{ version: number | string }>();
+    return row === undefined ? undefined : Number(row.version);
+  }
+
   /**
    * One page of the keyset listing on the primary key: an index seek from the previous page's last
    * id (never OFFSET), so page 50,000 costs what page 1 costs.

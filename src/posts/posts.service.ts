@@ -1,14 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { isAdmin, type Principal } from '../auth/principal.js';
 import { CursorCodec, InvalidCursorError } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
 import { ProblemTypes } from '../http/problem/problem-types.js';
 import { POSTS_CONFIG, type PostsConfig } from '../config/config.module.js';
+import { EventsService } from '../events/events.service.js';
 import type { PageQuery } from './dto/list-posts-query.dto.js';
 import type { PatchPostDto } from './dto/patch-post.dto.js';
 import type { PostInputDto } from './dto/post-input.dto.js';
 import type { Post } from './post.entity.js';
 import type { WritePrecondition } from './post-etag.js';
+import { postDeleted, postWritten } from './post-events.js';
 import { PostsRepository, type PostFields, type PostWriteTarget } from './posts.repository.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
@@ -22,12 +26,16 @@ export interface PostsPage {
 
 /**
  * What may be done with posts and by whom: ownership, preconditions, pagination cursors. The SQL is
- * PostsRepository's; a write joins the caller's transaction, if any, through the repository.
+ * PostsRepository's. Every write runs in a transaction with the event that records it (contract §9:
+ * a write that rolls back emits nothing, one that commits never loses its event), joining the
+ * caller's transaction if there is one (an idempotent create's).
  */
 @Injectable()
 export class PostsService {
   constructor(
     private readonly posts: PostsRepository,
+    private readonly events: EventsService,
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     @Inject(POSTS_CURSOR_CODEC) private readonly cursorCodec: CursorCodec,
     @Inject(POSTS_CONFIG) private readonly config: PostsConfig,
   ) {}
@@ -58,7 +66,12 @@ export class PostsService {
 
   /** The caller becomes the owner. */
   create(input: PostInputDto, principal: Principal): Promise<Post> {
-    return this.posts.insert({ title: input.title, content: input.content, author: input.author }, principal.id);
+    return this.txHost.withTransaction(async () => {
+      const fields = { title: input.title, content: input.content, author: input.author };
+      const post = await this.posts.insert(fields, principal.id);
+      await this.events.append(postWritten('created', post, principal));
+      return post;
+    });
   }
 
   async replace(id: number, input: PostInputDto, principal: Principal, precondition: WritePrecondition): Promise<Post> {
@@ -84,7 +97,12 @@ export class PostsService {
 
   async remove(id: number, principal: Principal, precondition: WritePrecondition): Promise<void> {
     const target = await this.writeTarget(id, principal, precondition);
-    if (!(await this.posts.delete(target))) await this.explainMissedWrite(id, principal);
+    await this.txHost.withTransaction(async () => {
+      // Locked until the commit (MySQL), so the version the tombstone carries is the one deleted.
+      const version = await this.posts.lockVersion(id);
+      if (version === undefined || !(await this.posts.delete(target))) await this.explainMissedWrite(id, principal);
+      await this.events.append(postDeleted(id, version!, principal));
+    });
   }
 
   // Ownership and If-Match are part of the write's WHERE clause and the version moves in the same
@@ -97,8 +115,12 @@ export class PostsService {
     changes: Partial<PostFields>,
   ): Promise<Post> {
     const target = await this.writeTarget(id, principal, precondition);
-    if (!(await this.posts.update(target, changes))) await this.explainMissedWrite(id, principal);
-    return this.findOne(id);
+    return this.txHost.withTransaction(async () => {
+      if (!(await this.posts.update(target, changes))) await this.explainMissedWrite(id, principal);
+      const post = await this.findOne(id);
+      await this.events.append(postWritten('updated', post, principal));
+      return post;
+    });
   }
 
   private async writeTarget(

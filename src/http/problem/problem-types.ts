@@ -30,6 +30,7 @@ export const ProblemTypes = {
     409,
     'A request with this idempotency key is still in progress',
   ),
+  eventsExpired: define('events-expired', 410, 'Events after this cursor are no longer kept'),
   preconditionFailed: define('precondition-failed', 412, 'Precondition failed'),
   payloadTooLarge: define('payload-too-large', 413, 'Request body too large'),
   unsupportedMediaType: define('unsupported-media-type', 415, 'Unsupported media type'),

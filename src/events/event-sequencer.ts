@@ -1,0 +1,102 @@
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
+import { EVENTS_APPENDED, EventsRepository } from './events.repository.js';
+import { FeedSignal } from './feed-signal.js';
+
+const BATCH = 500;
+// The backstop: events whose writer's process stopped between its commit and its sequencing, and
+// retries after a database error. Commits on this instance are sequenced at once.
+const SWEEP_INTERVAL_MS = 1_000;
+// Another instance holds the turn: try again shortly (never wait on its lock).
+const BUSY_RETRY_MS = 20;
+
+/**
+ * Gives committed events their feed positions (EventsRepository.sequence), right after the commit of
+ * a transaction that appended one (a TypeORM subscriber on the data source sees it) and every second
+ * as a backstop. One run at a time per instance; a request for a run during one makes one more run
+ * after it, so no commit is left waiting for the sweep.
+ */
+@Injectable()
+export class EventSequencer implements OnModuleInit, OnApplicationShutdown, EntitySubscriberInterface {
+  private readonly logger = new Logger('Events');
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private sweepTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly signal: FeedSignal,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  onModuleInit(): void {
+    this.dataSource.subscribers.push(this);
+    this.sweepTimer = setInterval(() => this.schedule(), SWEEP_INTERVAL_MS).unref();
+    this.schedule();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.sweepTimer);
+    clearTimeout(this.retryTimer);
+    const index = this.dataSource.subscribers.indexOf(this);
+    if (index >= 0) this.dataSource.subscribers.splice(index, 1);
+    await this.running;
+  }
+
+  // The outermost commit of a transaction that appended an event (a savepoint's release is not one).
+  afterTransactionCommit({ queryRunner }: TransactionCommitEvent): void {
+    const data = queryRunner.data as Record<symbol, unknown>;
+    if (queryRunner.isTransactionActive || data[EVENTS_APPENDED] !== true) return;
+    delete data[EVENTS_APPENDED];
+    // After the commit's own bookkeeping: this runs inside TypeORM's commitTransaction().
+    setImmediate(() => this.schedule());
+  }
+
+  afterTransactionRollback({ queryRunner }: TransactionRollbackEvent): void {
+    if (!queryRunner.isTransactionActive) delete (queryRunner.data as Record<symbol, unknown>)[EVENTS_APPENDED];
+  }
+
+  /** Runs the sequencer now, or once more after the run in progress. */
+  schedule(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  /** Resolves when every event committed before the call has a position (tests, benchmarks). */
+  async settle(): Promise<void> {
+    this.schedule();
+    while (this.running !== undefined) await this.running;
+  }
+
+  private async run(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        let numbered: number;
+        do {
+          const turn = await this.events.sequence(BATCH);
+          if (turn === null) {
+            this.retryTimer = setTimeout(() => this.schedule(), BUSY_RETRY_MS).unref();
+            return;
+          }
+          this.signal.advance(turn.lastPosition);
+          numbered = turn.numbered;
+        } while (numbered === BATCH && !this.stopped);
+      } catch (error) {
+        if (this.stopped) return;
+        this.logger.warn(`sequencing events failed; the next sweep retries: ${(error as Error).message}`);
+        return;
+      }
+    } while (this.again && !this.stopped);
+  }
+}

@@ -1,0 +1,142 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
+import { EntityRows } from '../database/entity-rows.js';
+import { EventRecord } from './event-record.entity.js';
+import type { EventType, NewEvent } from './event-types.js';
+
+/** Set on the query runner of a transaction that appended an event: its commit wakes the sequencer. */
+export const EVENTS_APPENDED = Symbol('events-appended');
+
+export interface SequenceState {
+  lastPosition: number;
+  purgedThrough: number;
+}
+
+/**
+ * All SQL about events. Appends run in the transaction of the change (TransactionHost); the
+ * sequencer's and the retention's statements run in transactions of their own, at READ COMMITTED on
+ * MySQL so they take no gap locks that could deadlock with writers inserting events.
+ */
+@Injectable()
+export class EventsRepository {
+  private readonly rows: EntityRows<EventRecord>;
+  private readonly mysql: boolean;
+
+  constructor(
+    @InjectRepository(EventRecord) private readonly events: Repository<EventRecord>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+  ) {
+    this.rows = new EntityRows(events);
+    this.mysql = dataSource.options.type === 'mysql' || dataSource.options.type === 'mariadb';
+  }
+
+  /** Writes the event in the caller's transaction; there must be one, or a change could commit without it. */
+  async append(event: NewEvent): Promise<void> {
+    const manager = this.txHost.tx;
+    const runner = manager.queryRunner;
+    if (runner === undefined || !runner.isTransactionActive) {
+      throw new Error('an event is appended in the transaction of the change it records');
+    }
+    const record = this.events.create({
+      position: null,
+      type: event.type,
+      postId: event.postId,
+      occurredAt: event.occurredAt,
+      data: JSON.stringify(event.data),
+    });
+    await this.rows.insert(record, manager);
+    (runner.data as Record<symbol, unknown>)[EVENTS_APPENDED] = true;
+  }
+
+  /**
+   * Numbers committed events in insert order, up to `batch` of them, after the last position handed
+   * out; returns the new last position and how many it numbered, or null when another instance's
+   * sequencer holds the turn.
+   * The sequence row is the lock (SKIP LOCKED: never wait for it), so positions are handed out by
+   * one sequencer at a time and each commits before the next reads: positions become visible in
+   * order, with no gap a late commit could fill.
+   */
+  async sequence(batch: number): Promise<{ lastPosition: number; numbered: number } | null> {
+    return this.inOwnTransaction(async (manager) => {
+      const [state] = await manager.query<Array<{ last_position: number | string }>>(
+        this.mysql
+          ? 'SELECT last_position FROM event_sequence WHERE id = 1 FOR UPDATE SKIP LOCKED'
+          : `SELECT last_position FROM event_sequence WHERE id = 1`,
+      );
+      if (state === undefined) return null;
+      const last = Number(state.last_position);
+      const pending = await manager.query<Array<{ id: number | string }>>(
+        'SELECT id FROM events WHERE position IS NULL ORDER BY id LIMIT ?',
+        [batch],
+      );
+      if (pending.length === 0) return { lastPosition: last, numbered: 0 };
+      const ids = pending.map((row) => Number(row.id));
+      for (let start = 0; start < ids.length; start += 100) {
+        const chunk = ids.slice(start, start + 100);
+        const cases = chunk.map(() => 'WHEN ? THEN ?').join(' ');
+        const parameters = chunk.flatMap((id, index) => [id, last + start + index + 1]);
+        await manager.query(
+          `UPDATE events SET position = CASE id ${cases} END WHERE id IN (${chunk.map(() => '?').join(', ')})`,
+          [...parameters, ...chunk],
+        );
+      }
+      const next = last + ids.length;
+      await manager.query(`UPDATE event_sequence SET last_position = ? WHERE id = 1`, [next]);
+      return { lastPosition: next, numbered: ids.length };
+    });
+  }
+
+  async sequenceState(): Promise<SequenceState> {
+    const [row] = await this.dataSource.query<
+      Array<{ last_position: number | string; purged_through: number | string }>
+    >(`SELECT last_position, purged_through FROM event_sequence WHERE id = 1`);
+    return { lastPosition: Number(row.last_position), purgedThrough: Number(row.purged_through) };
+  }
+
+  /** Events after `after` in feed order, at most `limit`, of the given types (all when empty). */
+  async page(after: number, types: readonly EventType[], limit: number): Promise<EventRecord[]> {
+    const typeFilter = types.length === 0 ? '' : ` AND type IN (${types.map(() => '?').join(', ')})`;
+    const rows = await this.dataSource.query<Array<Record<string, unknown>>>(
+      `SELECT ${this.columns()} FROM events WHERE position > ?${typeFilter} ORDER BY position LIMIT ?`,
+      [after, ...types, limit],
+    );
+    return rows.map((row) => this.rows.hydrate(row));
+  }
+
+  /**
+   * Removes sequenced events that occurred before `cutoff`, at most `batch`; returns how many. The
+   * retention mark moves first, in its own commit, so a reader that could miss a removed event sees
+   * the mark and answers 410 instead.
+   */
+  async purgeBefore(cutoff: Date, batch: number): Promise<number> {
+    const occurredAt = this.events.metadata.findColumnWithPropertyName('occurredAt')!;
+    const [oldest] = await this.dataSource.query<Array<{ through: number | string | null; n: number | string }>>(
+      'SELECT MAX(position) AS through, COUNT(*) AS n FROM (SELECT position FROM events ' +
+        'WHERE occurred_at < ? AND position IS NOT NULL ORDER BY position LIMIT ?) AS oldest',
+      [this.dataSource.driver.preparePersistentValue(cutoff, occurredAt), batch],
+    );
+    if (oldest.through === null) return 0;
+    const through = Number(oldest.through);
+    await this.dataSource.query(`UPDATE event_sequence SET purged_through = ? WHERE id = 1 AND purged_through < ?`, [
+      through,
+      through,
+    ]);
+    await this.inOwnTransaction((manager) =>
+      manager.query('DELETE FROM events WHERE position IS NOT NULL AND position <= ?', [through]),
+    );
+    return Number(oldest.n);
+  }
+
+  private inOwnTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.mysql ? this.dataSource.transaction('READ COMMITTED', work) : this.dataSource.transaction(work);
+  }
+
+  private columns(): string {
+    const { driver } = this.dataSource;
+    return this.events.metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
+  }
+}

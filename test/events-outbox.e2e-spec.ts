@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EventsRetention } from '../src/events/events-retention.js';
+import { EventsService } from '../src/events/events.service.js';
+import type { FeedEvent } from '../src/events/event-types.js';
+import type { PostResource } from '../src/posts/post.resource.js';
+import { buildPost } from './factories/post.factory.js';
+import { client } from './helpers/http.js';
+import { expectProblem, useTestApp } from './helpers/use-test-app.js';
+
+// The outbox's guarantees that need the service in this process: a change and its event commit or
+// roll back together, and retention makes old cursors 410.
+describe('the events outbox', { tags: ['database'] }, () => {
+  const context = useTestApp();
+  const { api } = context;
+  const admin = client(
+    () => context.app.baseUrl,
+    () => context.app.adminToken,
+  );
+  const count = async (table: 'posts' | 'events') => {
+    const [row] = await context.app.dataSource.query<Array<{ n: number | string }>>(
+      `SELECT COUNT(*) AS n FROM ${table}`,
+    );
+    return Number(row.n);
+  };
+
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it.each(['create', 'patch', 'delete'] as const)(
+    'a %s whose transaction fails after its event was written leaves neither the change nor the event',
+    async (write) => {
+      const post = (await api.post<PostResource>('/posts', buildPost())).body;
+      const events = context.app.app.get(EventsService);
+      const append = events.append.bind(events);
+      vi.spyOn(events, 'append').mockImplementationOnce(async (event) => {
+        await append(event);
+        throw new Error('injected: fails after the event insert');
+      });
+      const [postsBefore, eventsBefore] = [await count('posts'), await count('events')];
+
+      const response =
+        write === 'create'
+          ? await api.post('/posts', buildPost())
+          : write === 'patch'
+            ? await api.patch(`/posts/${post.id}`, { title: 'never' })
+            : await api.delete(`/posts/${post.id}`);
+
+      expectProblem(response, 500, 'internal-error');
+      expect([await count('posts'), await count('events')]).toEqual([postsBefore, eventsBefore]);
+      expect((await api.get<PostResource>(`/posts/${post.id}`)).body).toEqual(post);
+    },
+  );
+
+  it('removes events past EVENTS_RETENTION; a cursor before them is 410, no cursor starts after them', async () => {
+    await api.post('/posts', buildPost());
+    const first = await admin.get<FeedEvent[]>('/events?limit=1&wait=5');
+    expect(first.body.length).toBe(1);
+    const total = await count('events');
+    expect(total).toBeGreaterThan(0);
+
+    // Everything is older than the retention a day from now.
+    const removed = await context.app.app.get(EventsRetention).sweep(new Date(Date.now() + 31 * 86_400_000));
+    expect(removed).toBe(total);
+    expect(await count('events')).toBe(0);
+
+    const expired = expectProblem(await admin.get('/events?after=0'), 410, 'events-expired');
+    expect(expired.detail).toContain('omit after');
+    const fresh = await admin.get<FeedEvent[]>('/events');
+    expect(fresh.status).toBe(200);
+    expect(fresh.body).toEqual([]);
+    const resume = new URL(fresh.headers.get('link')!.slice(1, -'>; rel="next"'.length), 'http://x');
+    const after = resume.searchParams.get('after')!;
+    expect(Number(after)).toBeGreaterThanOrEqual(total);
+    expect((await admin.get(`/events?after=${after}`)).status).toBe(200);
+
+    const post = (await api.post<PostResource>('/posts', buildPost())).body;
+    const next = await admin.get<FeedEvent[]>(`/events?after=${after}&wait=5`);
+    expect(next.body.map((event) => event.data.post)).toEqual([post]);
+  });
+});
