@@ -4,6 +4,7 @@ import { AccessTokenInBodyGuard } from './auth/access-token-in-body.guard.js';
 import { AuthModule } from './auth/auth.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { JsonBodyGuard } from './http/body/json-body.guard.js';
+import { DrainingModule } from './http/draining.js';
 import { RouteTable } from './http/route-table.js';
 import { ProblemDetailsFilter } from './http/problem/problem-details.filter.js';
 import { AppValidationPipe } from './http/app-validation.pipe.js';
@@ -21,6 +22,7 @@ import { PostsModule } from './posts/posts.module.js';
 @Module({
   imports: [
     ConfigModule,
+    DrainingModule,
     LoggingModule,
     DiscoveryModule,
     DatabaseModule,

@@ -149,4 +149,27 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     const stored = new Set(storedIds(databasePath));
     expect(acknowledgedIds(results).filter((id) => !stored.has(id))).toEqual([]);
   });
+
+  it('answers waiting long polls and ends event streams at once, then exits 0 long before SHUTDOWN_TIMEOUT', async () => {
+    const { child, port, token, exited } = await startService('listeners');
+    const base = `http://127.0.0.1:${port}`;
+    const headers = { authorization: `Bearer ${token}` };
+    const longPoll = fetch(`${base}/events?wait=30`, { headers }).then(async (response) => ({
+      status: response.status,
+      body: await response.json(),
+    }));
+    const stream = await fetch(`${base}/events`, { headers: { ...headers, accept: 'text/event-stream' } });
+    expect(stream.status).toBe(200);
+    const streamText = stream.text();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const signalledAt = Date.now();
+    child.kill('SIGTERM');
+    const [poll, text, code] = await Promise.all([longPoll, streamText, exited]);
+
+    expect(poll).toEqual({ status: 200, body: [] });
+    expect(text).toMatch(/: the server is shutting down\n\n$/);
+    expect(code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(3_000);
+  });
 });

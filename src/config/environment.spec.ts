@@ -47,7 +47,7 @@ describe('loadConfig', () => {
         shutdownTimeoutMs: 10_000,
         requireIfMatch: false,
         trustProxy: 0,
-        events: { retentionMs: 30 * 86_400_000 },
+        events: { retentionMs: 30 * 86_400_000, heartbeatMs: 15_000 },
         auth: { bootstrapApiKey: null, oauth: null },
       });
     });
@@ -103,6 +103,7 @@ describe('loadConfig', () => {
         TRUST_PROXY: '2',
         REQUIRE_IF_MATCH: 'true',
         EVENTS_RETENTION: '90m',
+        EVENTS_HEARTBEAT: '250ms',
         METRICS_TOKEN: 'metrics-token-0123456789',
         CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
         SHUTDOWN_TIMEOUT: '2500',
@@ -140,7 +141,7 @@ describe('loadConfig', () => {
         shutdownTimeoutMs: 2_500,
         requireIfMatch: true,
         trustProxy: 2,
-        events: { retentionMs: 90 * 60_000 },
+        events: { retentionMs: 90 * 60_000, heartbeatMs: 250 },
         auth: {
           bootstrapApiKey: VALID_API_KEY,
           oauth: {
@@ -283,6 +284,9 @@ describe('loadConfig', () => {
       ['EVENTS_RETENTION', '0d'],
       ['EVENTS_RETENTION', '1w'],
       ['EVENTS_RETENTION', '1234567d'],
+      ['EVENTS_HEARTBEAT', '16s'],
+      ['EVENTS_HEARTBEAT', '1m'],
+      ['EVENTS_HEARTBEAT', '0s'],
       ['METRICS_TOKEN', 'short'],
       ['CORS_ORIGINS', 'app.example.com'],
       ['CORS_ORIGINS', 'https://a.example.com/path'],

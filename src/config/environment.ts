@@ -110,6 +110,12 @@ class EnvironmentVariables {
   EVENTS_RETENTION?: string;
 
   @IsOptional()
+  @Matches(/^(?:[1-9]\d{0,4}ms|(?:[1-9]|1[0-5])s)$/, {
+    message: 'EVENTS_HEARTBEAT must be a duration from 1ms to 15s, such as 15s or 500ms',
+  })
+  EVENTS_HEARTBEAT?: string;
+
+  @IsOptional()
   @Matches(/^[1-9]\d{0,8}$/, { message: 'THROTTLE_LIMIT must be a whole number of requests from 1 to 999999999' })
   THROTTLE_LIMIT?: string;
 
@@ -196,6 +202,8 @@ export interface AppConfig {
   events: {
     /** Events older than this are removed in the background; a cursor before them is 410. */
     retentionMs: number;
+    /** An event stream sends a comment at least this often when there is no event (at most 15 s). */
+    heartbeatMs: number;
   };
   auth: {
     /** Ensures an admin API key with exactly this value exists. */
@@ -242,7 +250,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     shutdownTimeoutMs: Number(variables.SHUTDOWN_TIMEOUT ?? 10_000),
     requireIfMatch: variables.REQUIRE_IF_MATCH === 'true',
     trustProxy: Number(variables.TRUST_PROXY ?? 0),
-    events: { retentionMs: parseDuration(variables.EVENTS_RETENTION ?? '30d') },
+    events: {
+      retentionMs: parseDuration(variables.EVENTS_RETENTION ?? '30d'),
+      heartbeatMs: Math.min(parseDuration(variables.EVENTS_HEARTBEAT ?? '15s'), 15_000),
+    },
     auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
   };
 }

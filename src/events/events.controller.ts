@@ -1,6 +1,6 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { CurrentPrincipal, RequireScope } from '../auth/auth.decorators.js';
 import { Scope, type Principal } from '../auth/principal.js';
 import { PublicUrls } from '../http/public-urls.js';
@@ -8,6 +8,7 @@ import { ApiProblems, RATE_LIMIT_HEADERS } from '../openapi/api-responses.js';
 import { BEARER_SCHEME } from '../openapi/openapi.js';
 import { EventsQueryDto, toEventsQuery } from './dto/events-query.dto.js';
 import { EventResource } from './event.resource.js';
+import { EventStreamer } from './event-stream.js';
 import { EventsService } from './events.service.js';
 
 @ApiTags('events')
@@ -17,6 +18,7 @@ import { EventsService } from './events.service.js';
 export class EventsController {
   constructor(
     private readonly eventsService: EventsService,
+    private readonly streamer: EventStreamer,
     private readonly urls: PublicUrls,
   ) {}
 
@@ -26,7 +28,15 @@ export class EventsController {
     summary: 'The change feed: events after a cursor, oldest first (scope events:read)',
     description:
       'Follow Link: rel="next" forever: it is always present, and the same position when nothing has happened. ' +
-      'Never skips and never repeats an event, whatever the number of writers and instances.',
+      'Never skips and never repeats an event, whatever the number of writers and instances. ' +
+      'With Accept: text/event-stream, the same events as server-sent events (id, event, data), live from the ' +
+      'newest event or from Last-Event-ID / after, with a comment at least every 15 s.',
+  })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'Event streams: resume after this event (what an EventSource sends when it reconnects)',
   })
   @ApiOkResponse({
     type: [EventResource],
@@ -39,9 +49,15 @@ export class EventsController {
   async list(
     @Query() query: EventsQueryDto,
     @CurrentPrincipal() principal: Principal,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<EventResource[]> {
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     const eventsQuery = toEventsQuery(query);
+    // The response is written here (no passthrough): a stream must not be answered again by Nest.
+    if (request.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
+      const { after, types } = eventsQuery;
+      return this.streamer.serve(request, response, { after, types, principalId: principal.id });
+    }
     const abort = new AbortController();
     const onClose = (): void => abort.abort();
     response.once('close', onClose);
@@ -54,7 +70,7 @@ export class EventsController {
         wait: query.wait,
       });
       response.setHeader('Link', `<${next}>; rel="next"`);
-      return page.events;
+      response.json(page.events);
     } finally {
       response.off('close', onClose);
     }

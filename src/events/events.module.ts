@@ -3,10 +3,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { PublicUrls } from '../http/public-urls.js';
 import { EventRecord } from './event-record.entity.js';
 import { EventSequencer } from './event-sequencer.js';
+import { EventStreamer } from './event-stream.js';
 import { EventsController } from './events.controller.js';
 import { EventsRepository } from './events.repository.js';
 import { EventsRetention } from './events-retention.js';
 import { EventsService } from './events.service.js';
+import { FeedReaders } from './feed-readers.js';
 import { FeedSignal } from './feed-signal.js';
 
 /**
@@ -16,7 +18,16 @@ import { FeedSignal } from './feed-signal.js';
 @Module({
   imports: [TypeOrmModule.forFeature([EventRecord])],
   controllers: [EventsController],
-  providers: [EventsService, EventsRepository, EventSequencer, FeedSignal, EventsRetention, PublicUrls],
-  exports: [EventsService, FeedSignal],
+  providers: [
+    EventsService,
+    EventsRepository,
+    EventSequencer,
+    EventStreamer,
+    FeedSignal,
+    FeedReaders,
+    EventsRetention,
+    PublicUrls,
+  ],
+  exports: [EventsService, FeedReaders],
 })
 export class EventsModule {}

@@ -5,7 +5,8 @@ import type { EventsQuery } from './dto/events-query.dto.js';
 import type { EventRecord } from './event-record.entity.js';
 import type { EventType, FeedEvent, NewEvent } from './event-types.js';
 import { EventsRepository, type SequenceState } from './events.repository.js';
-import { FeedSignal, TooManyWaitersError } from './feed-signal.js';
+import { FeedReaders } from './feed-readers.js';
+import { FeedSignal } from './feed-signal.js';
 
 export interface FeedPage {
   events: FeedEvent[];
@@ -23,6 +24,7 @@ export class EventsService {
   constructor(
     private readonly events: EventsRepository,
     private readonly signal: FeedSignal,
+    private readonly readers: FeedReaders,
   ) {}
 
   /** Appends an event in the caller's transaction (the change it records). */
@@ -46,7 +48,7 @@ export class EventsService {
   }
 
   /** The sequence state, read after the rows: a cursor behind what retention removed is 410, one ahead of the feed 400. */
-  private async checkedState(after: number, explicit: boolean): Promise<SequenceState> {
+  async checkedState(after: number, explicit: boolean): Promise<SequenceState> {
     const state = await this.events.sequenceState();
     if (explicit && after < state.purgedThrough) {
       throw new ProblemException(
@@ -68,19 +70,11 @@ export class EventsService {
     principalId: string,
     abort?: AbortSignal,
   ): Promise<void> {
+    const release = this.readers.acquire('wait', principalId);
     try {
-      await this.signal.wait(position, timeoutMs, principalId, abort);
-    } catch (error) {
-      if (!(error instanceof TooManyWaitersError)) throw error;
-      throw error.scope === 'principal'
-        ? new ProblemException(
-            ProblemTypes.rateLimited,
-            'Too many waiting reads of the events feed for this principal; wait for one to end.',
-            { headers: { 'Retry-After': '1' } },
-          )
-        : new ProblemException(ProblemTypes.serviceUnavailable, 'Too many waiting reads of the events feed here.', {
-            headers: { 'Retry-After': '1' },
-          });
+      await this.signal.wait(position, timeoutMs, abort);
+    } finally {
+      release();
     }
   }
 }

@@ -1,48 +1,45 @@
-import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Draining } from '../http/draining.js';
 import { EventsRepository } from './events.repository.js';
 
 // How often an instance with waiting readers looks for positions other instances handed out.
 const POLL_INTERVAL_MS = 200;
-/** Readers waiting at once (long-polls and streams), per instance and per principal. */
-export const MAX_WAITERS_PER_INSTANCE = 1_000;
-export const MAX_WAITERS_PER_PRINCIPAL = 10;
-
-export class TooManyWaitersError extends Error {
-  constructor(readonly scope: 'instance' | 'principal') {
-    super(`too many readers waiting for events on this ${scope}`);
-  }
-}
 
 interface Waiter {
   after: number;
-  principalId: string;
   wake: () => void;
 }
 
 /**
  * The last feed position this instance knows of, and the readers waiting for one beyond theirs.
  * The local sequencer advances it at once; while anyone waits, one query every 200 ms (for the
- * whole instance, not per reader) picks up the positions other instances handed out. Bounded: at
- * most MAX_WAITERS_PER_INSTANCE waiters, MAX_WAITERS_PER_PRINCIPAL per principal; every wait has a
- * deadline, and shutdown wakes them all.
+ * whole instance, not per reader) picks up the positions other instances handed out. Every wait has
+ * a deadline, and draining (shutdown) wakes them all. How many may wait is FeedReaders' business.
  */
 @Injectable()
-export class FeedSignal implements BeforeApplicationShutdown {
+export class FeedSignal implements OnApplicationShutdown {
   private known = 0;
   private readonly waiters = new Set<Waiter>();
-  private readonly perPrincipal = new Map<string, number>();
   private pollTimer?: NodeJS.Timeout;
   private polling = false;
-  private closed = false;
+  private readonly unsubscribe: () => void;
 
-  constructor(private readonly events: EventsRepository) {}
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly draining: Draining,
+  ) {
+    this.unsubscribe = draining.onStart(() => {
+      clearTimeout(this.pollTimer);
+      for (const waiter of this.waiters) waiter.wake();
+    });
+  }
 
   get lastKnown(): number {
     return this.known;
   }
 
-  get waiting(): number {
-    return this.waiters.size;
+  get isClosed(): boolean {
+    return this.draining.isDraining;
   }
 
   advance(position: number): void {
@@ -53,22 +50,16 @@ export class FeedSignal implements BeforeApplicationShutdown {
 
   /**
    * Resolves when a position after `after` exists (as far as this instance can tell), after
-   * `timeoutMs`, when `abort` fires or at shutdown, whichever comes first; throws
-   * TooManyWaitersError at once when the caps are reached.
+   * `timeoutMs`, when `abort` fires or when draining starts, whichever comes first.
    */
-  async wait(after: number, timeoutMs: number, principalId: string, abort?: AbortSignal): Promise<void> {
-    if (this.closed || after < this.known || timeoutMs <= 0 || abort?.aborted) return;
-    if (this.waiters.size >= MAX_WAITERS_PER_INSTANCE) throw new TooManyWaitersError('instance');
-    const mine = this.perPrincipal.get(principalId) ?? 0;
-    if (mine >= MAX_WAITERS_PER_PRINCIPAL) throw new TooManyWaitersError('principal');
-
+  async wait(after: number, timeoutMs: number, abort?: AbortSignal): Promise<void> {
+    if (this.isClosed || after < this.known || timeoutMs <= 0 || abort?.aborted) return;
     let waiter!: Waiter;
     let timer!: NodeJS.Timeout;
     const onAbort = (): void => waiter.wake();
     await new Promise<void>((resolve) => {
-      waiter = { after, principalId, wake: resolve };
+      waiter = { after, wake: resolve };
       this.waiters.add(waiter);
-      this.perPrincipal.set(principalId, mine + 1);
       timer = setTimeout(resolve, timeoutMs);
       abort?.addEventListener('abort', onAbort, { once: true });
       this.startPolling();
@@ -76,27 +67,20 @@ export class FeedSignal implements BeforeApplicationShutdown {
     clearTimeout(timer);
     abort?.removeEventListener('abort', onAbort);
     this.waiters.delete(waiter);
-    const left = (this.perPrincipal.get(principalId) ?? 1) - 1;
-    if (left === 0) this.perPrincipal.delete(principalId);
-    else this.perPrincipal.set(principalId, left);
   }
 
-  /** Wakes every waiter and takes no more: long-polls answer and streams end before the server closes. */
-  beforeApplicationShutdown(): void {
-    this.closed = true;
+  // Not on module destroy: Nest runs that before beforeApplicationShutdown, where a closing app
+  // starts draining, and the waiters must still be woken then.
+  onApplicationShutdown(): void {
+    this.unsubscribe();
     clearTimeout(this.pollTimer);
-    for (const waiter of this.waiters) waiter.wake();
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
   }
 
   private startPolling(): void {
-    if (this.polling || this.closed) return;
+    if (this.polling || this.isClosed) return;
     this.polling = true;
     const poll = async (): Promise<void> => {
-      if (this.waiters.size === 0 || this.closed) {
+      if (this.waiters.size === 0 || this.isClosed) {
         this.polling = false;
         return;
       }

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Draining } from './draining.js';
 
 /** After the signal, idle connections are closed this often; the first time, a request on its way has arrived. */
 const IDLE_SWEEP_MS = 1_000;
@@ -43,6 +44,8 @@ export function installGracefulShutdown(app: NestExpressApplication, timeoutMs: 
     }, timeoutMs);
     deadline.unref();
 
+    // Long polls answer and event streams end now, rather than hold the server open until the deadline.
+    app.get(Draining).start();
     // Responses being computed right now end their connection too.
     for (const socket of sockets) {
       const response = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import { FeedSignal } from '../events/feed-signal.js';
+import { FeedReaders } from '../events/feed-readers.js';
 import { readDatabasePool } from './database-pool.js';
 
 // Anything else (WebDAV verbs and the like, all 404 or 405 here) shares one label value.
@@ -30,7 +30,7 @@ export class MetricsService {
     { requests: Counter.Internal; durations: Histogram.Internal<RequestLabel> }
   >();
 
-  constructor(@InjectDataSource() dataSource: DataSource, feed: FeedSignal) {
+  constructor(@InjectDataSource() dataSource: DataSource, feedReaders: FeedReaders) {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'http_requests_total',
@@ -46,7 +46,7 @@ export class MetricsService {
     });
     // SQLite has one connection and no pool: nothing to report, so no pool gauges at all.
     if (POOLED_DRIVERS.has(dataSource.options.type)) registerDatabasePoolGauges(this.registry, dataSource);
-    registerFeedGauges(this.registry, feed);
+    registerFeedGauges(this.registry, feedReaders);
   }
 
   get contentType(): string {
@@ -74,18 +74,18 @@ export class MetricsService {
 }
 
 // Read at scrape time, like the pool's below.
-function registerFeedGauges(registry: Registry, feed: FeedSignal): void {
+function registerFeedGauges(registry: Registry, readers: FeedReaders): void {
   const waiting: Gauge = new Gauge({
     name: 'events_feed_waiting_reads',
     help: 'Reads of GET /events waiting for an event (wait=N) on this instance',
     registers: [registry],
-    collect: () => waiting.set(feed.waiting),
+    collect: () => waiting.set(readers.count('wait')),
   });
-  const position: Gauge = new Gauge({
-    name: 'events_feed_last_position',
-    help: 'The highest feed position this instance knows of (the id of the newest event)',
+  const streams: Gauge = new Gauge({
+    name: 'events_open_streams',
+    help: 'Event streams (GET /events, Accept: text/event-stream) open on this instance',
     registers: [registry],
-    collect: () => position.set(feed.lastKnown),
+    collect: () => streams.set(readers.count('stream')),
   });
 }
 
