@@ -15,7 +15,7 @@ const FLOORS = [
   ['http'],
   ['logging', 'openapi', 'rate-limit', 'idempotency'],
   ['auth'],
-  ['events', 'posts', 'health', 'metrics'],
+  ['events', 'webhooks', 'posts', 'health', 'metrics'],
   ['app.module.ts', 'app.setup.ts', 'main.ts', 'bin'],
 ];
 const MAX_LINES = 250;

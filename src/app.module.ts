@@ -16,6 +16,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { PostsModule } from './posts/posts.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 // Global behaviour lives here as APP_* providers, not on the app object, so the app a test builds
 // from AppModule runs exactly the production pipeline.
@@ -31,6 +32,7 @@ import { PostsModule } from './posts/posts.module.js';
     HealthModule,
     MetricsModule,
     PostsModule,
+    WebhooksModule,
   ],
   providers: [
     RouteTable,

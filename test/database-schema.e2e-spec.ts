@@ -13,7 +13,11 @@ import { buildDataSourceOptions } from '../src/database/database.options.js';
 import { CreatePosts1795000000000 } from '../src/database/migrations/1795000000000-create-posts.js';
 import { AddApiKeysAndPostOwners1795000100000 } from '../src/database/migrations/1795000100000-add-api-keys-and-post-owners.js';
 import { AddPostVersionsAndIdempotencyKeys1795000200000 } from '../src/database/migrations/1795000200000-add-post-versions-and-idempotency-keys.js';
+import { AddEvents1795000300000 } from '../src/database/migrations/1795000300000-add-events.js';
 import { EventRecord } from '../src/events/event-record.entity.js';
+import { WebhookAttempt } from '../src/webhooks/webhook-attempt.entity.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { Webhook } from '../src/webhooks/webhook.entity.js';
 import { Post } from '../src/posts/post.entity.js';
 import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
 import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
@@ -24,14 +28,43 @@ const CREATE_POSTS = 'CreatePosts1795000000000';
 const ADD_API_KEYS_AND_POST_OWNERS = 'AddApiKeysAndPostOwners1795000100000';
 const ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS = 'AddPostVersionsAndIdempotencyKeys1795000200000';
 const ADD_EVENTS = 'AddEvents1795000300000';
+const ADD_WEBHOOKS = 'AddWebhooks1795000400000';
 /** Every migration, in the order they apply. */
-const MIGRATIONS = [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS];
+const MIGRATIONS = [
+  CREATE_POSTS,
+  ADD_API_KEYS_AND_POST_OWNERS,
+  ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
+  ADD_EVENTS,
+  ADD_WEBHOOKS,
+];
 /** Every table the migrations create, in name order (as tableNames returns them), with the migrations table. */
-const ALL_TABLES = ['api_keys', 'event_sequence', 'events', 'idempotency_keys', 'migrations', 'posts'];
+const ALL_TABLES = [
+  'api_keys',
+  'event_sequence',
+  'events',
+  'idempotency_keys',
+  'migrations',
+  'posts',
+  'webhook_attempts',
+  'webhook_deliveries',
+  'webhook_dispatch',
+  'webhooks',
+];
+/** The tables before the webhooks migration. */
+const TABLES_BEFORE_WEBHOOKS = ['api_keys', 'event_sequence', 'events', 'idempotency_keys', 'migrations', 'posts'];
 /** The tables before the events migration. */
 const TABLES_BEFORE_EVENTS = ['api_keys', 'idempotency_keys', 'migrations', 'posts'];
 
-type TableName = 'posts' | 'api_keys' | 'idempotency_keys' | 'events' | 'event_sequence';
+type TableName =
+  | 'posts'
+  | 'api_keys'
+  | 'idempotency_keys'
+  | 'events'
+  | 'event_sequence'
+  | 'webhooks'
+  | 'webhook_deliveries'
+  | 'webhook_attempts'
+  | 'webhook_dispatch';
 
 interface ColumnShape {
   name: string;
@@ -205,6 +238,116 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
     indexes: [],
     autoIncrementId: false,
   },
+  webhooks: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['url', 'varchar(2048)'],
+        ['event_types', 'varchar(200)'],
+        ['description', 'varchar(500)'],
+        ['enabled', 'boolean'],
+        ['disabled_reason', 'varchar(300)'],
+        ['secret', 'varchar(300)'],
+        ['previous_secret', 'varchar(300)'],
+        ['previous_secret_expires_at', 'datetime'],
+        ['created_at', 'datetime'],
+        ['updated_at', 'datetime'],
+      ],
+      mysql: [
+        ['id', 'bigint unsigned'],
+        ['url', 'varchar(2048)'],
+        ['event_types', 'varchar(200)'],
+        ['description', 'varchar(500)'],
+        ['enabled', 'tinyint'],
+        ['disabled_reason', 'varchar(300)'],
+        ['secret', 'varchar(300)'],
+        ['previous_secret', 'varchar(300)'],
+        ['previous_secret_expires_at', 'datetime(3)'],
+        ['created_at', 'datetime(3)'],
+        ['updated_at', 'datetime(3)'],
+      ],
+    },
+    nullable: ['disabled_reason', 'previous_secret', 'previous_secret_expires_at'],
+    defaults: {},
+    indexes: [],
+  },
+  webhook_deliveries: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['webhook_id', 'integer'],
+        ['event_id', 'integer'],
+        ['state', 'varchar(16)'],
+        ['attempts', 'integer'],
+        ['next_attempt_at', 'datetime'],
+        ['lease_until', 'datetime'],
+        ['created_at', 'datetime'],
+      ],
+      mysql: [
+        ['id', 'bigint unsigned'],
+        ['webhook_id', 'bigint unsigned'],
+        ['event_id', 'bigint unsigned'],
+        ['state', 'varchar(16)'],
+        ['attempts', 'int unsigned'],
+        ['next_attempt_at', 'datetime(3)'],
+        ['lease_until', 'datetime(3)'],
+        ['created_at', 'datetime(3)'],
+      ],
+    },
+    nullable: ['lease_until'],
+    defaults: {},
+    indexes: [
+      { name: 'idx_webhook_deliveries_state_next', columns: ['state', 'next_attempt_at'], unique: false },
+      { name: 'uq_webhook_deliveries_webhook_event', columns: ['webhook_id', 'event_id'], unique: true },
+    ],
+  },
+  webhook_attempts: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['delivery_id', 'integer'],
+        ['webhook_id', 'integer'],
+        ['event_id', 'integer'],
+        ['attempt', 'integer'],
+        ['started_at', 'datetime'],
+        ['status_code', 'integer'],
+        ['error', 'varchar(500)'],
+        ['duration_ms', 'integer'],
+        ['next_retry_at', 'datetime'],
+      ],
+      mysql: [
+        ['id', 'bigint unsigned'],
+        ['delivery_id', 'bigint unsigned'],
+        ['webhook_id', 'bigint unsigned'],
+        ['event_id', 'bigint unsigned'],
+        ['attempt', 'int unsigned'],
+        ['started_at', 'datetime(3)'],
+        ['status_code', 'smallint unsigned'],
+        ['error', 'varchar(500)'],
+        ['duration_ms', 'int unsigned'],
+        ['next_retry_at', 'datetime(3)'],
+      ],
+    },
+    nullable: ['status_code', 'error', 'next_retry_at'],
+    defaults: {},
+    indexes: [{ name: 'idx_webhook_attempts_webhook_id', columns: ['webhook_id', 'id'], unique: false }],
+  },
+  webhook_dispatch: {
+    columns: {
+      sqlite: [
+        ['id', 'integer'],
+        ['dispatched_through', 'integer'],
+      ],
+      mysql: [
+        ['id', 'tinyint unsigned'],
+        ['dispatched_through', 'bigint unsigned'],
+      ],
+    },
+    nullable: [],
+    defaults: {},
+    indexes: [],
+    autoIncrementId: false,
+  },
 };
 
 /** The columns of posts once every migration has run. */
@@ -226,7 +369,7 @@ async function openDataSource(url: string, { migrations, logging }: OpenOptions 
   const dataSource = new DataSource({
     ...options,
     migrations: migrations ?? options.migrations,
-    entities: [Post, ApiKey, IdempotencyRecord, EventRecord],
+    entities: [Post, ApiKey, IdempotencyRecord, EventRecord, Webhook, WebhookDelivery, WebhookAttempt],
     // Only the logger differs: the service's logs every migration step, which would drown the test report.
     logger: 'simple-console',
     logging: logging ?? ['error', 'warn'],
@@ -372,7 +515,7 @@ describe('database schema', () => {
       await database?.drop();
     });
 
-    it('applies all four migrations in order, which create posts, api_keys, idempotency_keys and the events tables, and records them', async () => {
+    it('applies all five migrations in order, which create posts, api_keys, idempotency_keys, the events and the webhooks tables, and records them', async () => {
       expect(await tableNames(dataSource)).toEqual([]);
 
       const applied = await dataSource.runMigrations();
@@ -384,7 +527,7 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(false);
     });
 
-    it('reverts the two newest migrations: the events tables, version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
+    it('reverts the three newest migrations: the webhooks and events tables, version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
       await setPostOwner(dataSource, 'api-key:1', ['Kept one']);
@@ -397,6 +540,7 @@ describe('database schema', () => {
       });
       const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
+      await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
 
@@ -413,21 +557,36 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('reverts only the last migration: events and event_sequence are gone, every other table and row remains', async () => {
+    it('reverts only the last migration: the webhooks tables are gone, every other table and row remains', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
       const before = await selectPostRows(dataSource, ALL_POST_COLUMNS);
 
       await dataSource.undoLastMigration();
 
-      expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_EVENTS);
+      expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_WEBHOOKS);
       expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
       expect(before).toHaveLength(2);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -1));
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('reverts the migrations newest first when undone four times: only the empty migrations table is left', async () => {
+    it('reverts the events migration after the webhooks one: events and event_sequence are gone, every other table and row remains', async () => {
+      await dataSource.runMigrations();
+      await insertPostRows(dataSource, ['Kept one', 'Kept two']);
+      const before = await selectPostRows(dataSource, ALL_POST_COLUMNS);
+
+      await dataSource.undoLastMigration();
+      await dataSource.undoLastMigration();
+
+      expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_EVENTS);
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
+      expect(before).toHaveLength(2);
+      expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -2));
+      expect(await dataSource.showMigrations()).toBe(true);
+    });
+
+    it('reverts the migrations newest first when undone five times: only the empty migrations table is left', async () => {
       await dataSource.runMigrations();
 
       const remaining: string[][] = [];
@@ -437,6 +596,7 @@ describe('database schema', () => {
       }
 
       expect(remaining).toEqual([
+        [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS],
         [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS],
         [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS],
         [CREATE_POSTS],
@@ -446,16 +606,21 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('applies the two newest migrations again after they were reverted, and gives the posts kept meanwhile version 1', async () => {
+    it('applies the three newest migrations again after they were reverted, and gives the posts kept meanwhile version 1', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
+      await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
       const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS]);
+      expect(applied.map((migration) => migration.name)).toEqual([
+        ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
+        ADD_EVENTS,
+        ADD_WEBHOOKS,
+      ]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await columnNames(dataSource, 'posts')).toEqual(ALL_POST_COLUMNS);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
@@ -463,21 +628,25 @@ describe('database schema', () => {
       expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before.map((row) => ({ ...row, version: 1 })));
     });
 
-    it('applies the events migration again after it was reverted: an empty feed at position 0', async () => {
+    it('applies the events and webhooks migrations again after they were reverted: an empty feed at position 0', async () => {
       await dataSource.runMigrations();
+      await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS, ADD_WEBHOOKS]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await dataSource.query('SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 0 }]);
       expect(await dataSource.query('SELECT id, last_position, purged_through FROM event_sequence')).toEqual([
         { id: 1, last_position: 0, purged_through: 0 },
       ]);
+      expect(await dataSource.query('SELECT id, dispatched_through FROM webhook_dispatch')).toEqual([
+        { id: 1, dispatched_through: 0 },
+      ]);
     });
 
-    it('applies all four migrations again after all were reverted', async () => {
+    it('applies all five migrations again after all were reverted', async () => {
       await dataSource.runMigrations();
       for (let undone = 1; undone <= MIGRATIONS.length; undone += 1) await dataSource.undoLastMigration();
 
@@ -556,7 +725,7 @@ describe('database schema', () => {
       rmSync(directory, { recursive: true, force: true });
     });
 
-    it('applies the three newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
+    it('applies the four newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
       const olderRelease = await openDataSource(database.url, { migrations: [CreatePosts1795000000000] });
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
@@ -570,6 +739,7 @@ describe('database schema', () => {
         ADD_API_KEYS_AND_POST_OWNERS,
         ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
         ADD_EVENTS,
+        ADD_WEBHOOKS,
       ]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
@@ -585,7 +755,7 @@ describe('database schema', () => {
       ]);
     });
 
-    it('applies the two newest migrations to posts of the second release: owners kept, every post at version 1', async () => {
+    it('applies the three newest migrations to posts of the second release: owners kept, every post at version 1', async () => {
       const olderRelease = await openDataSource(database.url, {
         migrations: [CreatePosts1795000000000, AddApiKeysAndPostOwners1795000100000],
       });
@@ -598,7 +768,11 @@ describe('database schema', () => {
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS]);
+      expect(applied.map((migration) => migration.name)).toEqual([
+        ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
+        ADD_EVENTS,
+        ADD_WEBHOOKS,
+      ]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(before).toHaveLength(3);
@@ -611,7 +785,7 @@ describe('database schema', () => {
       ]);
     });
 
-    it('applies only the events migration to a database of the third release: posts and versions kept, no events made up', async () => {
+    it('applies the events and webhooks migrations to a database of the third release: posts and versions kept, no events made up', async () => {
       const olderRelease = await openDataSource(database.url, {
         migrations: [
           CreatePosts1795000000000,
@@ -628,11 +802,35 @@ describe('database schema', () => {
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS, ADD_WEBHOOKS]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
       expect(before.map((row) => row.version)).toEqual([1, 5]);
       expect(await dataSource.query('SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 0 }]);
+    });
+
+    it('applies only the webhooks migration to a database of the fourth release: fan-out starts after its newest event', async () => {
+      const olderRelease = await openDataSource(database.url, {
+        migrations: [
+          CreatePosts1795000000000,
+          AddApiKeysAndPostOwners1795000100000,
+          AddPostVersionsAndIdempotencyKeys1795000200000,
+          AddEvents1795000300000,
+        ],
+      });
+      await olderRelease.runMigrations();
+      await olderRelease.query('UPDATE event_sequence SET last_position = 42 WHERE id = 1');
+      await olderRelease.destroy();
+      dataSource = await openDataSource(database.url);
+
+      const applied = await dataSource.runMigrations();
+
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_WEBHOOKS]);
+      expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
+      // Webhooks created after the upgrade receive the events after it, never the 42 before.
+      expect(await dataSource.query('SELECT id, dispatched_through FROM webhook_dispatch')).toEqual([
+        { id: 1, dispatched_through: 42 },
+      ]);
     });
   });
   for (const [table, expected] of Object.entries(EXPECTED_TABLES) as Array<[TableName, ExpectedTable]>) {

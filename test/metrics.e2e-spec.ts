@@ -135,6 +135,13 @@ describe('GET /metrics', () => {
       expect(valueOf(samples, 'events_open_streams')).toBe(0);
     });
 
+    it('reports webhook deliveries by outcome and the age of the oldest one waiting', () => {
+      for (const outcome of ['succeeded', 'retrying', 'failed', 'gone']) {
+        expect(valueOf(samples, 'webhook_delivery_attempts_total', { outcome })).toBe(0);
+      }
+      expect(valueOf(samples, 'webhook_oldest_pending_delivery_seconds')).toBe(0);
+    });
+
     it('reports the process metrics', () => {
       expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
       expect(valueOf(samples, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);

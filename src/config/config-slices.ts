@@ -13,6 +13,7 @@ export const POSTS_CONFIG = Symbol('POSTS_CONFIG');
 export const METRICS_CONFIG = Symbol('METRICS_CONFIG');
 export const LOGGING_CONFIG = Symbol('LOGGING_CONFIG');
 export const EVENTS_CONFIG = Symbol('EVENTS_CONFIG');
+export const WEBHOOKS_CONFIG = Symbol('WEBHOOKS_CONFIG');
 
 /** What the HTTP platform reads: paths, URLs and body bounds. */
 export type HttpConfig = Pick<AppConfig, 'apiPrefix' | 'publicBaseUrl' | 'bodyLimitBytes' | 'bodyTimeoutMs'>;
@@ -22,6 +23,7 @@ export type PostsConfig = Pick<AppConfig, 'cursorSecret' | 'requireIfMatch'>;
 export type MetricsConfig = Pick<AppConfig, 'metricsToken'>;
 export type LoggingConfig = Pick<AppConfig, 'logLevel'>;
 export type EventsConfig = AppConfig['events'];
+export type WebhooksConfig = AppConfig['webhooks'];
 
 const slice = <T>(provide: symbol, pick: (config: AppConfig) => T): Provider => ({
   provide,
@@ -43,6 +45,7 @@ export const CONFIG_SLICES: Provider[] = [
   slice(METRICS_CONFIG, ({ metricsToken }): MetricsConfig => ({ metricsToken })),
   slice(LOGGING_CONFIG, ({ logLevel }): LoggingConfig => ({ logLevel })),
   slice(EVENTS_CONFIG, (config): EventsConfig => config.events),
+  slice(WEBHOOKS_CONFIG, (config): WebhooksConfig => config.webhooks),
 ];
 
 export const CONFIG_SLICE_TOKENS = [
@@ -54,4 +57,5 @@ export const CONFIG_SLICE_TOKENS = [
   METRICS_CONFIG,
   LOGGING_CONFIG,
   EVENTS_CONFIG,
+  WEBHOOKS_CONFIG,
 ];

@@ -48,6 +48,16 @@ describe('loadConfig', () => {
         requireIfMatch: false,
         trustProxy: 0,
         events: { retentionMs: 30 * 86_400_000, heartbeatMs: 15_000 },
+        webhooks: {
+          deliver: true,
+          secretKey: null,
+          allowPrivateNetworks: false,
+          retryScheduleMs: [
+            5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
+          ],
+          timeoutMs: 10_000,
+          leaseMs: 60_000,
+        },
         auth: { bootstrapApiKey: null, oauth: null },
       });
     });
@@ -104,6 +114,12 @@ describe('loadConfig', () => {
         REQUIRE_IF_MATCH: 'true',
         EVENTS_RETENTION: '90m',
         EVENTS_HEARTBEAT: '250ms',
+        EVENTS_DELIVERY: 'false',
+        WEBHOOK_SECRET_KEY: 'w'.repeat(32),
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '100ms,1s,2m',
+        WEBHOOK_TIMEOUT: '2s',
+        WEBHOOK_LEASE: '5s',
         METRICS_TOKEN: 'metrics-token-0123456789',
         CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
         SHUTDOWN_TIMEOUT: '2500',
@@ -142,6 +158,14 @@ describe('loadConfig', () => {
         requireIfMatch: true,
         trustProxy: 2,
         events: { retentionMs: 90 * 60_000, heartbeatMs: 250 },
+        webhooks: {
+          deliver: false,
+          secretKey: 'w'.repeat(32),
+          allowPrivateNetworks: true,
+          retryScheduleMs: [100, 1_000, 120_000],
+          timeoutMs: 2_000,
+          leaseMs: 5_000,
+        },
         auth: {
           bootstrapApiKey: VALID_API_KEY,
           oauth: {
@@ -287,6 +311,13 @@ describe('loadConfig', () => {
       ['EVENTS_HEARTBEAT', '16s'],
       ['EVENTS_HEARTBEAT', '1m'],
       ['EVENTS_HEARTBEAT', '0s'],
+      ['EVENTS_DELIVERY', 'no'],
+      ['WEBHOOK_SECRET_KEY', 'short'],
+      ['WEBHOOK_ALLOW_PRIVATE_NETWORKS', '1'],
+      ['WEBHOOK_RETRY_SCHEDULE', '5s,'],
+      ['WEBHOOK_RETRY_SCHEDULE', '5s;5m'],
+      ['WEBHOOK_TIMEOUT', '1m'],
+      ['WEBHOOK_LEASE', '0s'],
       ['METRICS_TOKEN', 'short'],
       ['CORS_ORIGINS', 'app.example.com'],
       ['CORS_ORIGINS', 'https://a.example.com/path'],

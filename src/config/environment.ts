@@ -116,6 +116,33 @@ class EnvironmentVariables {
   EVENTS_HEARTBEAT?: string;
 
   @IsOptional()
+  @IsIn(['true', 'false'], { message: 'EVENTS_DELIVERY must be true or false' })
+  EVENTS_DELIVERY?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'WEBHOOK_SECRET_KEY must be at least 32 characters (e.g. openssl rand -base64 32)' })
+  WEBHOOK_SECRET_KEY?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}(?:ms|s|m|h|d)(?:,[1-9]\d{0,5}(?:ms|s|m|h|d)){0,19}$/, {
+    message: 'WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated durations, such as 5s,5m,30m,2h',
+  })
+  WEBHOOK_RETRY_SCHEDULE?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}(?:ms|s)$/, { message: 'WEBHOOK_TIMEOUT must be a duration in ms or s, such as 10s' })
+  WEBHOOK_TIMEOUT?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}(?:ms|s|m)$/, { message: 'WEBHOOK_LEASE must be a duration in ms, s or m, such as 60s' })
+  WEBHOOK_LEASE?: string;
+
+  @IsOptional()
   @Matches(/^[1-9]\d{0,8}$/, { message: 'THROTTLE_LIMIT must be a whole number of requests from 1 to 999999999' })
   THROTTLE_LIMIT?: string;
 
@@ -205,6 +232,18 @@ export interface AppConfig {
     /** An event stream sends a comment at least this often when there is no event (at most 15 s). */
     heartbeatMs: number;
   };
+  webhooks: {
+    /** false: this instance serves the API but delivers no webhooks (EVENTS_DELIVERY). */
+    deliver: boolean;
+    /** Encrypts the signing secrets at rest; null: webhooks cannot be created (503). */
+    secretKey: string | null;
+    allowPrivateNetworks: boolean;
+    /** The waits before each retry; after the last one fails, the delivery has failed. */
+    retryScheduleMs: number[];
+    timeoutMs: number;
+    /** How long a claimed delivery is this instance's; a dead instance's claims come back after it. */
+    leaseMs: number;
+  };
   auth: {
     /** Ensures an admin API key with exactly this value exists. */
     bootstrapApiKey: string | null;
@@ -253,6 +292,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     events: {
       retentionMs: parseDuration(variables.EVENTS_RETENTION ?? '30d'),
       heartbeatMs: Math.min(parseDuration(variables.EVENTS_HEARTBEAT ?? '15s'), 15_000),
+    },
+    webhooks: {
+      deliver: variables.EVENTS_DELIVERY !== 'false',
+      secretKey: variables.WEBHOOK_SECRET_KEY ?? null,
+      allowPrivateNetworks: variables.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+      // Standard Webhooks' schedule: after the first attempt, retries after these waits.
+      retryScheduleMs: (variables.WEBHOOK_RETRY_SCHEDULE ?? '5s,5m,30m,2h,5h,10h,14h,20h,24h')
+        .split(',')
+        .map(parseDuration),
+      timeoutMs: parseDuration(variables.WEBHOOK_TIMEOUT ?? '10s'),
+      leaseMs: parseDuration(variables.WEBHOOK_LEASE ?? '60s'),
     },
     auth: { bootstrapApiKey: variables.BOOTSTRAP_API_KEY ?? null, oauth: oauthConfig(variables) },
   };

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
@@ -7,7 +8,7 @@ import { RequestMetricsMiddleware } from './request-metrics.middleware.js';
 
 /** GET /metrics (Prometheus) and the middleware that measures every request (mounted by configureApp). */
 @Module({
-  imports: [EventsModule],
+  imports: [EventsModule, WebhooksModule],
   controllers: [MetricsController],
   providers: [MetricsService, MetricsTokenGuard, RequestMetricsMiddleware],
   exports: [RequestMetricsMiddleware],

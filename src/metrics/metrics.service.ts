@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { FeedReaders } from '../events/feed-readers.js';
+import { WebhookDeliveryWorker, type DeliveryOutcome } from '../webhooks/webhook-delivery.worker.js';
 import { readDatabasePool } from './database-pool.js';
 
 // Anything else (WebDAV verbs and the like, all 404 or 405 here) shares one label value.
@@ -30,7 +31,7 @@ export class MetricsService {
     { requests: Counter.Internal; durations: Histogram.Internal<RequestLabel> }
   >();
 
-  constructor(@InjectDataSource() dataSource: DataSource, feedReaders: FeedReaders) {
+  constructor(@InjectDataSource() dataSource: DataSource, feedReaders: FeedReaders, deliveries: WebhookDeliveryWorker) {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'http_requests_total',
@@ -47,6 +48,7 @@ export class MetricsService {
     // SQLite has one connection and no pool: nothing to report, so no pool gauges at all.
     if (POOLED_DRIVERS.has(dataSource.options.type)) registerDatabasePoolGauges(this.registry, dataSource);
     registerFeedGauges(this.registry, feedReaders);
+    registerWebhookMetrics(this.registry, deliveries);
   }
 
   get contentType(): string {
@@ -86,6 +88,29 @@ function registerFeedGauges(registry: Registry, readers: FeedReaders): void {
     help: 'Event streams (GET /events, Accept: text/event-stream) open on this instance',
     registers: [registry],
     collect: () => streams.set(readers.count('stream')),
+  });
+}
+
+function registerWebhookMetrics(registry: Registry, deliveries: WebhookDeliveryWorker): void {
+  const attempts: Counter<'outcome'> = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome (succeeded, retrying, failed, gone: 410)',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect: () => {
+      attempts.reset();
+      for (const [outcome, count] of Object.entries(deliveries.outcomes) as Array<[DeliveryOutcome, number]>) {
+        attempts.inc({ outcome }, count);
+      }
+    },
+  });
+  const oldest: Gauge = new Gauge({
+    name: 'webhook_oldest_pending_delivery_seconds',
+    help: 'Age of the oldest webhook delivery not yet made (0 when none waits)',
+    registers: [registry],
+    collect: async () => {
+      oldest.set(await deliveries.oldestPendingAgeSeconds().catch(() => 0));
+    },
   });
 }
 

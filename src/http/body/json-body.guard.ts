@@ -48,7 +48,9 @@ export class JsonBodyGuard implements CanActivate {
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
     const accepted = ACCEPTED_TYPES[request.method];
-    if (accepted) {
+    // No content is not content of an unsupported type (RFC 9110 §15.5.16): a POST that carries
+    // nothing (an action such as rotate-secret) passes, and a route that needs a body says so in 400.
+    if (accepted && hasContent(request)) {
       assertMediaType(request, accepted);
       await this.readJson(request, http.getResponse<Response>());
       if (nestsDeeperThan(request.body, MAX_JSON_DEPTH)) {
@@ -60,6 +62,12 @@ export class JsonBodyGuard implements CanActivate {
     }
     return true;
   }
+}
+
+/** Whether the request carries a body: chunked, or a Content-Length other than 0 (RFC 9112 §6.3). */
+function hasContent(request: Request): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 function isObject(value: unknown): value is object {
