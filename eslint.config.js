@@ -36,7 +36,7 @@ export default tseslint.config(
   },
   {
     // Plain Node scripts run by npm before anything is compiled.
-    files: ['scripts/**/*.js'],
+    files: ['scripts/**/*.js', 'docs/examples/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { process: 'readonly', URL: 'readonly', fetch: 'readonly' } },
     rules: { '@typescript-eslint/explicit-function-return-type': 'off' },

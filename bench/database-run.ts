@@ -12,6 +12,7 @@ import type { ScenarioContext } from './scenarios/scenario-context.js';
 import type { ScenarioResult } from './scenarios/scenario-result.js';
 import { runSoakScenario } from './scenarios/soak.js';
 import { runCreateScenario, runGetScenario } from './scenarios/throughput.js';
+import { runWebhookScenario } from './scenarios/webhook.js';
 import { ownerIdOfApiKey, postIdRange, seedPostsUpTo } from './seed.js';
 import { startBaseline, startFloor, startService, type ServiceSecrets } from './servers.js';
 
@@ -129,6 +130,7 @@ export async function benchmarkDatabase(
       await baseline.stop();
       context.baseline = undefined;
     }
+    if (selected('webhook')) results.push(await runWebhookScenario(context, target, secrets, workDir));
     if (selected('soak')) results.push(await runSoakScenario(context, options.soakSeconds!));
     if (selected('deep-page')) {
       if (!onlyDeepPage) await seed(DEEP_PAGE_TABLE_ROWS);

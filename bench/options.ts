@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['get', 'create', 'deep-page', 'latency', 'soak'] as const;
+export const SCENARIOS = ['get', 'create', 'webhook', 'deep-page', 'latency', 'soak'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/posts_bench';
@@ -38,7 +38,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --duration 10s          length of each measured run (ms, s, m, h; default 10s)
   --connections N         concurrent connections of the load generator (default 10)
   --rounds N              measured rounds per server and scenario (default 3)
-  --scenario a,b          any of get, create, deep-page, latency, soak (default: all but soak)
+  --scenario a,b          any of get, create, webhook, deep-page, latency, soak (default: all but soak)
   --soak 10m              run the soak scenario for that long (adds it to the scenarios)
   --floor                 get, create: also measure F, the smallest NestJS app answering the
                           same request (the framework floor), in the same rounds

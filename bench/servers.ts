@@ -46,6 +46,7 @@ export async function startService(
   workDir: string,
   label: string,
   cpuProfile?: CpuProfiling,
+  extraEnv: Record<string, string> = {},
 ): Promise<ChildServer> {
   const port = await freePort();
   return startServer({
@@ -68,6 +69,7 @@ export async function startService(
       CURSOR_SECRET: secrets.cursorSecret,
       THROTTLE_LIMIT: '999999999',
       THROTTLE_TTL: '60',
+      ...extraEnv,
     },
   });
 }

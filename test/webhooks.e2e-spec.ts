@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FeedEvent } from '../src/events/event-types.js';
@@ -8,6 +9,7 @@ import type {
   WebhookResource,
 } from '../src/webhooks/webhook.resource.js';
 import { buildPost } from './factories/post.factory.js';
+import { freePort } from './helpers/free-port.js';
 import { client } from './helpers/http.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 import { WebhookReceiver } from './helpers/webhook-receiver.js';
@@ -271,6 +273,42 @@ describe('webhooks (contract §9: push)', { tags: ['instance'] }, () => {
     expect(await metric('webhook_delivery_attempts_total', '{outcome="retrying"}')).toBeGreaterThanOrEqual(before + 3);
     expect(await metric('webhook_delivery_attempts_total', '{outcome="succeeded"}')).toBeGreaterThanOrEqual(1);
     expect(await metric('webhook_oldest_pending_delivery_seconds')).toBe(0);
+  });
+
+  it('reaches the example receiver in docs/, which verifies each delivery and refuses a forged one', async () => {
+    // @ts-expect-error: a plain JavaScript example, without declarations
+    const { createReceiver } = (await import('../docs/examples/webhook-receiver.mjs')) as {
+      createReceiver: (secret: string, onEvent: (event: FeedEvent) => void) => Server;
+    };
+    const events: FeedEvent[] = [];
+    const port = await freePort();
+    const webhook = await subscribe(['post.created'], `http://127.0.0.1:${port}/hook`);
+    const start = async (secret: string): Promise<Server> => {
+      const server = createReceiver(secret, (event) => events.push(event));
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      return server;
+    };
+
+    // With another secret than this webhook's, every delivery is refused (401) and none is passed on.
+    const forged = await start(`whsec_${Buffer.alloc(32, 7).toString('base64')}`);
+    await api.post('/posts', buildPost());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => forged.close(resolve));
+    expect(events).toEqual([]);
+    expect((await log(webhook.id)).map((attempt) => attempt.statusCode)).toContain(401);
+
+    const verified = await start(webhook.secret);
+    try {
+      const post = (await api.post<PostResource>('/posts', buildPost())).body;
+      const deadline = Date.now() + 5_000;
+      while (!events.some((event) => event.data.post && (event.data.post as PostResource).id === post.id)) {
+        if (Date.now() > deadline) throw new Error('the example receiver got no verified event');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(events.every((event) => event.type === 'post.created')).toBe(true);
+    } finally {
+      await new Promise((resolve) => verified.close(resolve));
+    }
   });
 
   it('keeps the service ready while a receiver fails', async () => {

@@ -19,6 +19,15 @@ const MAX_IN_FLIGHT = 32;
 
 export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
 
+interface SentDelivery {
+  delivery: WebhookDelivery;
+  webhook: Webhook;
+  startedAt: Date;
+  result: WebhookResult;
+  /** false when nothing was sent (webhook disabled, event expired): no retry helps. */
+  retryable: boolean;
+}
+
 /**
  * Delivers events to webhooks, at least once, on a fleet (contract §9). Every 250 ms, on every
  * instance with EVENTS_DELIVERY on:
@@ -43,8 +52,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   private readonly mysql: boolean;
   private timer?: NodeJS.Timeout;
   private ticking = false;
+  // A round found more work than it took (a full fan-out batch or a full claim): go again as soon as
+  // there is room, instead of waiting for the next 250 ms.
+  private backlog = false;
   private stopped = false;
+  // Batches being sent; their deliveries count against MAX_IN_FLIGHT.
   private readonly inFlight = new Set<Promise<void>>();
+  private inFlightDeliveries = 0;
+  private readonly toRecord: SentDelivery[] = [];
+  private recording: Promise<void> | undefined;
   readonly outcomes: Record<DeliveryOutcome, number> = { succeeded: 0, retrying: 0, failed: 0, gone: 0 };
 
   constructor(
@@ -70,14 +86,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   async tick(): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
+    this.backlog = false;
     try {
-      await this.fanOut();
-      const room = MAX_IN_FLIGHT - this.inFlight.size;
-      if (room > 0) {
-        for (const delivery of await this.claim(room)) {
-          const sending = this.deliver(delivery).finally(() => this.inFlight.delete(sending));
-          this.inFlight.add(sending);
-        }
+      const fannedOut = await this.fanOut();
+      const room = MAX_IN_FLIGHT - this.inFlightDeliveries;
+      const claimed = room > 0 ? await this.claim(room) : [];
+      this.backlog = fannedOut === FAN_OUT_BATCH || (room > 0 && claimed.length === room) || room <= 0;
+      if (claimed.length > 0) {
+        const sending = this.deliverBatch(claimed).finally(() => {
+          this.inFlight.delete(sending);
+          if (this.backlog) void this.tick();
+        });
+        this.inFlight.add(sending);
       }
     } catch (error) {
       if (!this.stopped) this.logger.warn(`webhook delivery round failed: ${(error as Error).message}`);
@@ -106,20 +126,21 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     clearInterval(this.timer);
   }
 
-  private async fanOut(): Promise<void> {
-    await this.transaction(async (manager) => {
+  /** Fans the next events out to deliveries; returns how many events it took. */
+  private async fanOut(): Promise<number> {
+    return this.transaction(async (manager) => {
       const [cursor] = await manager.query<Array<{ dispatched_through: number | string }>>(
         this.mysql
           ? 'SELECT dispatched_through FROM webhook_dispatch WHERE id = 1 FOR UPDATE SKIP LOCKED'
           : 'SELECT dispatched_through FROM webhook_dispatch WHERE id = 1',
       );
-      if (cursor === undefined) return;
+      if (cursor === undefined) return 0;
       const after = Number(cursor.dispatched_through);
       const events = await manager.query<Array<{ position: number | string; type: string; occurred_at: unknown }>>(
         'SELECT position, type, occurred_at FROM events WHERE position > ? ORDER BY position LIMIT ?',
         [after, FAN_OUT_BATCH],
       );
-      if (events.length === 0) return;
+      if (events.length === 0) return 0;
       const webhooks = await manager.find(Webhook, { where: { enabled: true } });
       const occurredAt = manager.connection.getMetadata(EventRecord).findColumnWithPropertyName('occurredAt')!;
       const now = new Date();
@@ -146,6 +167,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       }
       const through = Number(events[events.length - 1].position);
       await manager.query('UPDATE webhook_dispatch SET dispatched_through = ? WHERE id = 1', [through]);
+      return events.length;
     });
   }
 
@@ -169,22 +191,72 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     });
   }
 
-  private async deliver(delivery: WebhookDelivery): Promise<void> {
+  /**
+   * Sends a claimed batch concurrently; the webhooks and events are read once for the batch. Each
+   * result is recorded as soon as it is in, together with whatever else finished meanwhile (one
+   * transaction for all of them), so a slow receiver delays no other delivery's record.
+   */
+  private async deliverBatch(batch: WebhookDelivery[]): Promise<void> {
+    this.inFlightDeliveries += batch.length;
+    let left = batch.length;
+    const done = (): void => {
+      left--;
+      this.inFlightDeliveries--;
+    };
     try {
-      const webhook = await this.dataSource.manager.findOneBy(Webhook, { id: delivery.webhookId });
-      if (webhook === null) return; // deleted meanwhile, with its deliveries
-      const event = await this.dataSource.manager.findOneBy(EventRecord, { position: delivery.eventId });
-      const startedAt = new Date();
-      let result: WebhookResult;
-      if (!webhook.enabled) result = { kind: 'refused', reason: 'not sent: the webhook is disabled', durationMs: 0 };
-      else if (event === null)
-        result = { kind: 'refused', reason: 'not sent: the event is past EVENTS_RETENTION', durationMs: 0 };
-      else result = await this.send(webhook, event, startedAt);
-      await this.record(delivery, webhook, startedAt, result, event !== null && webhook.enabled);
+      const manager = this.dataSource.manager;
+      const webhookIds = [...new Set(batch.map((delivery) => delivery.webhookId))];
+      const eventIds = [...new Set(batch.map((delivery) => delivery.eventId))];
+      const webhooks = new Map((await manager.findBy(Webhook, { id: In(webhookIds) })).map((row) => [row.id, row]));
+      const events = new Map(
+        (await manager.findBy(EventRecord, { position: In(eventIds) })).map((row) => [row.position!, row]),
+      );
+      await Promise.all(
+        batch.map(async (delivery) => {
+          try {
+            const webhook = webhooks.get(delivery.webhookId);
+            if (webhook === undefined) return; // deleted meanwhile, with its deliveries
+            const event = events.get(delivery.eventId);
+            const startedAt = new Date();
+            let result: WebhookResult;
+            if (!webhook.enabled)
+              result = { kind: 'refused', reason: 'not sent: the webhook is disabled', durationMs: 0 };
+            else if (event === undefined) {
+              result = { kind: 'refused', reason: 'not sent: the event is past EVENTS_RETENTION', durationMs: 0 };
+            } else result = await this.send(webhook, event, startedAt);
+            await this.recordSoon({
+              delivery,
+              webhook,
+              startedAt,
+              result,
+              retryable: event !== undefined && webhook.enabled,
+            });
+          } finally {
+            done();
+          }
+        }),
+      );
     } catch (error) {
-      // The lease runs out and another round (here or elsewhere) tries again: at least once.
-      if (!this.stopped)
-        this.logger.warn(`delivery ${delivery.id} failed before it was recorded: ${(error as Error).message}`);
+      // The leases run out and another round (here or elsewhere) tries again: at least once.
+      if (!this.stopped) this.logger.warn(`deliveries failed before they were recorded: ${(error as Error).message}`);
+    } finally {
+      this.inFlightDeliveries -= left;
+    }
+  }
+
+  /** Queues a result and resolves once it is recorded, with the others queued by then. */
+  private async recordSoon(sent: SentDelivery): Promise<void> {
+    this.toRecord.push(sent);
+    while (this.toRecord.includes(sent)) {
+      if (this.recording !== undefined) {
+        await this.recording.catch(() => undefined);
+        continue;
+      }
+      const batch = this.toRecord.splice(0);
+      this.recording = this.record(batch).finally(() => {
+        this.recording = undefined;
+      });
+      await this.recording;
     }
   }
 
@@ -215,36 +287,34 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     });
   }
 
-  private async record(
-    delivery: WebhookDelivery,
-    webhook: Webhook,
-    startedAt: Date,
-    result: WebhookResult,
-    retryable: boolean,
-  ): Promise<void> {
-    const attempt = delivery.attempts + 1;
-    const status = result.kind === 'response' ? result.status : null;
-    let outcome: DeliveryOutcome;
-    let nextRetryAt: Date | null = null;
-    if (status !== null && status >= 200 && status < 300) outcome = 'succeeded';
-    else if (status === 410) outcome = 'gone';
-    else if (!retryable || attempt > this.config.retryScheduleMs.length) outcome = 'failed';
-    else {
-      outcome = 'retrying';
-      const wait = this.config.retryScheduleMs[attempt - 1] * (0.9 + Math.random() * 0.2);
-      const retryAfter = result.kind === 'response' ? (result.retryAfterMs ?? 0) : 0;
-      nextRetryAt = new Date(Date.now() + Math.max(wait, retryAfter));
-    }
-    const error =
-      result.kind === 'response'
-        ? status! >= 200 && status! < 300
-          ? null
-          : `HTTP ${status}`
-        : result.kind === 'refused'
-          ? result.reason
-          : result.error;
-    await this.transaction(async (manager) => {
-      await manager.insert(WebhookAttempt, {
+  private async record(results: SentDelivery[]): Promise<void> {
+    const attempts: Array<Partial<WebhookAttempt>> = [];
+    const changes: Array<{ id: number; change: Partial<WebhookDelivery> }> = [];
+    const gone = new Map<number, Date>();
+    const counted: DeliveryOutcome[] = [];
+    for (const { delivery, webhook, startedAt, result, retryable } of results) {
+      const attempt = delivery.attempts + 1;
+      const status = result.kind === 'response' ? result.status : null;
+      let outcome: DeliveryOutcome;
+      let nextRetryAt: Date | null = null;
+      if (status !== null && status >= 200 && status < 300) outcome = 'succeeded';
+      else if (status === 410) outcome = 'gone';
+      else if (!retryable || attempt > this.config.retryScheduleMs.length) outcome = 'failed';
+      else {
+        outcome = 'retrying';
+        const wait = this.config.retryScheduleMs[attempt - 1] * (0.9 + Math.random() * 0.2);
+        const retryAfter = result.kind === 'response' ? (result.retryAfterMs ?? 0) : 0;
+        nextRetryAt = new Date(Date.now() + Math.max(wait, retryAfter));
+      }
+      const error =
+        result.kind === 'response'
+          ? outcome === 'succeeded'
+            ? null
+            : `HTTP ${status}`
+          : result.kind === 'refused'
+            ? result.reason
+            : result.error;
+      attempts.push({
         deliveryId: delivery.id,
         webhookId: delivery.webhookId,
         eventId: delivery.eventId,
@@ -255,29 +325,35 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
         durationMs: Math.round(result.durationMs),
         nextRetryAt,
       });
-      await manager.update(
-        WebhookDelivery,
-        { id: delivery.id },
-        {
+      changes.push({
+        id: delivery.id,
+        change: {
           attempts: attempt,
           state: outcome === 'retrying' ? 'pending' : outcome === 'succeeded' ? 'succeeded' : 'failed',
           nextAttemptAt: nextRetryAt ?? delivery.nextAttemptAt,
           leaseUntil: null,
         },
-      );
-      if (outcome === 'gone') {
+      });
+      if (outcome === 'gone') gone.set(webhook.id, startedAt);
+      counted.push(outcome);
+    }
+    if (attempts.length === 0) return;
+    await this.transaction(async (manager) => {
+      await manager.insert(WebhookAttempt, attempts);
+      for (const { id, change } of changes) await manager.update(WebhookDelivery, { id }, change);
+      for (const [id, at] of gone) {
         await manager.update(
           Webhook,
-          { id: webhook.id },
+          { id },
           {
             enabled: false,
-            disabledReason: `the receiver answered 410 Gone at ${startedAt.toISOString()}`,
+            disabledReason: `the receiver answered 410 Gone at ${at.toISOString()}`,
             updatedAt: new Date(),
           },
         );
       }
     });
-    this.outcomes[outcome]++;
+    for (const outcome of counted) this.outcomes[outcome]++;
   }
 
   private transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
