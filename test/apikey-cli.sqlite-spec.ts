@@ -41,6 +41,24 @@ describe('npm run apikey', { timeout: 90_000 }, () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  it('creates a key with events:read that reads the feed and nothing else', async () => {
+    const created = await apikey(
+      testApp.databaseUrl,
+      'create',
+      '--name',
+      'indexer',
+      '--scopes',
+      'events:read',
+      '--json',
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout) as { scopes: string[]; token: string };
+    expect(key.scopes).toEqual(['events:read']);
+    const api = client(() => testApp.baseUrl).as(key.token);
+    expect((await api.get('/events')).status).toBe(200);
+    expect((await api.get('/posts')).status).toBe(403);
+  });
+
   it('creates, lists and revokes keys that the running service honours', async () => {
     const created = await apikey(
       testApp.databaseUrl,

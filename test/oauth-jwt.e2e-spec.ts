@@ -191,6 +191,15 @@ describe('OAuth 2.0 JWT access tokens', () => {
       },
     );
 
+    it('lets a token with events:read read the feed, and only the feed', async () => {
+      const api = as(await accessToken({ claims: { scope: 'events:read' } }));
+      const feed = await api.get('/events?limit=1');
+      expect(feed.status).toBe(200);
+      expect(feed.headers.get('link')).toContain('rel="next"');
+      expectProblem(await api.get('/posts'), 403, 'insufficient-scope');
+      expectProblem(await as(await accessToken()).get('/events'), 403, 'insufficient-scope');
+    });
+
     it('accepts scopes given as an scp array for reading', async () => {
       const created = await createPostAs(writer);
       const api = as(await accessToken({ claims: { scope: undefined, scp: ['posts:read'] } }));
