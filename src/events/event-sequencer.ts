@@ -12,9 +12,10 @@ const SWEEP_INTERVAL_MS = 1_000;
 const BUSY_RETRY_MS = 20;
 
 /**
- * Gives committed events their feed positions (EventsRepository.sequence), right after the commit of
- * a transaction that appended one (a TypeORM subscriber on the data source sees it) and every second
- * as a backstop. One run at a time per instance; a request for a run during one makes one more run
+ * Gives committed events their feed positions on MySQL/MariaDB (EventsRepository.sequence), right
+ * after the commit of a transaction that appended one (a TypeORM subscriber on the data source sees
+ * it) and every second as a backstop. (On SQLite events take their position in their own
+ * transaction; the subscriber only tells the waiting readers.) One run at a time per instance; a request for a run during one makes one more run
  * after it, so no commit is left waiting for the sweep.
  */
 @Injectable()
@@ -47,13 +48,17 @@ export class EventSequencer implements OnModuleInit, OnApplicationShutdown, Enti
     await this.running;
   }
 
-  // The outermost commit of a transaction that appended an event (a savepoint's release is not one).
+  // The outermost commit of a transaction that appended an event (a savepoint's release is not one):
+  // on SQLite its event has its position already, which readers waiting here learn at once; on
+  // MySQL the sequencer numbers it now.
   afterTransactionCommit({ queryRunner }: TransactionCommitEvent): void {
     const data = queryRunner.data as Record<symbol, unknown>;
-    if (queryRunner.isTransactionActive || data[EVENTS_APPENDED] !== true) return;
+    const appended = data[EVENTS_APPENDED];
+    if (queryRunner.isTransactionActive || appended === undefined) return;
     delete data[EVENTS_APPENDED];
+    if (typeof appended === 'number') this.signal.advance(appended);
     // After the commit's own bookkeeping: this runs inside TypeORM's commitTransaction().
-    setImmediate(() => this.schedule());
+    else setImmediate(() => this.schedule());
   }
 
   afterTransactionRollback({ queryRunner }: TransactionRollbackEvent): void {

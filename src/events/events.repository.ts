@@ -3,6 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import type { DataSource, EntityManager, Repository } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { EntityRows } from '../database/entity-rows.js';
 import { EventRecord } from './event-record.entity.js';
 import type { EventType, NewEvent } from './event-types.js';
@@ -24,6 +25,10 @@ export interface SequenceState {
 export class EventsRepository {
   private readonly rows: EntityRows<EventRecord>;
   private readonly mysql: boolean;
+  private readonly occurredAtColumn: ColumnMetadata;
+  private readonly insertWithPosition =
+    'INSERT INTO events (position, type, post_id, occurred_at, data) ' +
+    'VALUES ((SELECT last_position + 1 FROM event_sequence WHERE id = 1), ?, ?, ?, ?) RETURNING position';
 
   constructor(
     @InjectRepository(EventRecord) private readonly events: Repository<EventRecord>,
@@ -32,9 +37,17 @@ export class EventsRepository {
   ) {
     this.rows = new EntityRows(events);
     this.mysql = dataSource.options.type === 'mysql' || dataSource.options.type === 'mariadb';
+    this.occurredAtColumn = events.metadata.findColumnWithPropertyName('occurredAt')!;
   }
 
-  /** Writes the event in the caller's transaction; there must be one, or a change could commit without it. */
+  /**
+   * Writes the event in the caller's transaction; there must be one, or a change could commit without
+   * it. On SQLite the event takes its feed position right here: SQLite runs one write transaction at a
+   * time (its write lock, and the service's SqliteTransactionGate within the process), so positions
+   * taken inside transactions commit in their order and a rolled-back one is taken again by the next:
+   * no gap, no sequencer run per write. MySQL commits concurrent transactions in any order, so there
+   * the position comes after the commit (sequence()).
+   */
   async append(event: NewEvent): Promise<void> {
     const manager = this.txHost.tx;
     const runner = manager.queryRunner;
@@ -48,8 +61,20 @@ export class EventsRepository {
       occurredAt: event.occurredAt,
       data: JSON.stringify(event.data),
     });
-    await this.rows.insert(record, manager);
-    (runner.data as Record<symbol, unknown>)[EVENTS_APPENDED] = true;
+    let position: number | null = null;
+    if (this.mysql) await this.rows.insert(record, manager);
+    else {
+      // One statement: the next position, taken here; the trigger trg_events_position moves the sequence row.
+      const [row] = await manager.query<Array<{ position: number }>>(this.insertWithPosition, [
+        record.type,
+        record.postId,
+        this.dataSource.driver.preparePersistentValue(record.occurredAt, this.occurredAtColumn),
+        record.data,
+      ]);
+      position = Number(row.position);
+    }
+    // After the commit: the position to announce (SQLite), or `true`, the sequencer's turn (MySQL).
+    (runner.data as Record<symbol, unknown>)[EVENTS_APPENDED] = position ?? true;
   }
 
   /**

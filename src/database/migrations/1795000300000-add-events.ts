@@ -60,6 +60,12 @@ export class AddEvents1795000300000 implements MigrationInterface {
       )`,
     );
     await queryRunner.query(`INSERT INTO "event_sequence" VALUES (1, 0, 0)`);
+    // SQLite: an event takes its position in its own INSERT (one write transaction at a time, so no
+    // gap); this keeps the sequence row in step, inside the engine, without a second statement.
+    await queryRunner.query(
+      `CREATE TRIGGER "trg_events_position" AFTER INSERT ON "events" WHEN NEW."position" IS NOT NULL
+       BEGIN UPDATE "event_sequence" SET "last_position" = NEW."position" WHERE "id" = 1; END`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
