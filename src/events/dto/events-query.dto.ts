@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
+import { PageLimit, pageLimit } from '../../common/pagination/page-limit.js';
 import { ALL_EVENT_TYPES, type EventType } from '../event-types.js';
 
 export const DEFAULT_EVENTS_PAGE_SIZE = 100;
@@ -24,16 +25,7 @@ export class EventsQueryDto {
   @Matches(/^\d{1,15}$/, { message: 'after must be the id of an event (digits)' })
   after?: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    default: 100,
-    description: 'At most 100; larger values are coerced to 100',
-  })
-  @IsOptional()
-  @IsString(once('limit'))
-  @Matches(/^\d+$/, { message: 'limit must be a positive integer' })
-  @Matches(/[1-9]/, { message: 'limit must be at least 1' })
+  @PageLimit(DEFAULT_EVENTS_PAGE_SIZE, MAX_EVENTS_PAGE_SIZE)
   limit?: string;
 
   @ApiPropertyOptional({ description: `Comma-separated event types: ${ALL_EVENT_TYPES.join(', ')}` })
@@ -65,12 +57,9 @@ export interface EventsQuery {
 }
 
 export function toEventsQuery(query: EventsQueryDto): EventsQuery {
-  const digits = query.limit?.replace(/^0+/, '');
-  const limit =
-    digits === undefined ? DEFAULT_EVENTS_PAGE_SIZE : digits.length > 3 ? MAX_EVENTS_PAGE_SIZE : Number(digits);
   return {
     after: query.after === undefined ? undefined : Number(query.after),
-    limit: Math.min(limit, MAX_EVENTS_PAGE_SIZE),
+    limit: pageLimit(query.limit, DEFAULT_EVENTS_PAGE_SIZE, MAX_EVENTS_PAGE_SIZE),
     types: query.type === undefined ? [] : [...new Set(query.type.split(',') as EventType[])],
     waitMs: Number(query.wait ?? 0) * 1000,
   };

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageLimit, pageLimit } from '../../common/pagination/page-limit.js';
 import { IsText } from '../../common/validation/text-rules.js';
 import { AUTHOR_RULE } from './post-input.dto.js';
 
@@ -10,16 +11,7 @@ const once = (name: string): { message: string } => ({ message: `${name} must be
 
 /** Query of GET /posts. Values stay strings here; PostsService.findPage gets them parsed by toPageQuery(). */
 export class ListPostsQueryDto {
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    default: 20,
-    description: 'At most 100; larger values are coerced to 100',
-  })
-  @IsOptional()
-  @IsString(once('limit'))
-  @Matches(/^\d+$/, { message: 'limit must be a positive integer' })
-  @Matches(/[1-9]/, { message: 'limit must be at least 1' })
+  @PageLimit(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
   limit?: string;
 
   @ApiPropertyOptional({ description: 'Opaque; take it from the Link: rel="next" header' })
@@ -53,12 +45,8 @@ export interface PageQuery {
 }
 
 export function toPageQuery(query: ListPostsQueryDto): PageQuery {
-  // Larger limits are coerced to the maximum rather than refused (docs/api.md); comparing digit
-  // counts first keeps a 30-digit limit from becoming an imprecise float on the way.
-  const digits = query.limit?.replace(/^0+/, '');
-  const limit = digits === undefined ? DEFAULT_PAGE_SIZE : digits.length > 3 ? MAX_PAGE_SIZE : Number(digits);
   return {
-    limit: Math.min(limit, MAX_PAGE_SIZE),
+    limit: pageLimit(query.limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
     order: query.order === 'asc' ? 'asc' : 'desc',
     author: query.author,
     cursor: query.cursor,
