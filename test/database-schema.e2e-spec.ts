@@ -14,6 +14,7 @@ import { CreatePosts1795000000000 } from '../src/database/migrations/17950000000
 import { AddApiKeysAndPostOwners1795000100000 } from '../src/database/migrations/1795000100000-add-api-keys-and-post-owners.js';
 import { AddPostVersionsAndIdempotencyKeys1795000200000 } from '../src/database/migrations/1795000200000-add-post-versions-and-idempotency-keys.js';
 import { AddEvents1795000300000 } from '../src/database/migrations/1795000300000-add-events.js';
+import { AddWebhooks1795000400000 } from '../src/database/migrations/1795000400000-add-webhooks.js';
 import { EventRecord } from '../src/events/event-record.entity.js';
 import { WebhookAttempt } from '../src/webhooks/webhook-attempt.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
@@ -29,6 +30,7 @@ const ADD_API_KEYS_AND_POST_OWNERS = 'AddApiKeysAndPostOwners1795000100000';
 const ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS = 'AddPostVersionsAndIdempotencyKeys1795000200000';
 const ADD_EVENTS = 'AddEvents1795000300000';
 const ADD_WEBHOOKS = 'AddWebhooks1795000400000';
+const KEY_EVENTS_BY_POSITION = 'KeyEventsByPosition1795000500000';
 /** Every migration, in the order they apply. */
 const MIGRATIONS = [
   CREATE_POSTS,
@@ -36,6 +38,7 @@ const MIGRATIONS = [
   ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
   ADD_EVENTS,
   ADD_WEBHOOKS,
+  KEY_EVENTS_BY_POSITION,
 ];
 /** Every table the migrations create, in name order (as tableNames returns them), with the migrations table. */
 const ALL_TABLES = [
@@ -97,6 +100,15 @@ interface ExpectedTable {
   indexes: IndexShape[];
   /** false for a table whose `id` is assigned, not auto-incremented (default true). */
   autoIncrementId?: boolean;
+  /** The primary key when it is not `id` (it auto-increments unless autoIncrementId is false). */
+  key?: string;
+  /** What differs on one database. */
+  only?: Partial<Record<typeof dialect, Partial<Pick<ExpectedTable, 'nullable' | 'indexes' | 'key'>>>>;
+}
+
+/** The expectations for the database under test. */
+function onThisDatabase(expected: ExpectedTable): ExpectedTable {
+  return { ...expected, ...expected.only?.[dialect] };
 }
 
 // Columns added by a later migration come last: ALTER TABLE ... ADD COLUMN appends.
@@ -194,6 +206,7 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
   },
   events: {
     columns: {
+      // id: generated from position, the key (migration 1795000500000).
       sqlite: [
         ['id', 'integer'],
         ['position', 'integer'],
@@ -215,10 +228,17 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
     nullable: ['position'],
     defaults: {},
     indexes: [
-      { name: 'idx_events_occurred_at', columns: ['occurred_at'], unique: false },
       { name: 'idx_events_type_position', columns: ['type', 'position'], unique: false },
       { name: 'uq_events_position', columns: ['position'], unique: true },
     ],
+    only: {
+      // The position is the rowid, taken by the INSERT; id, a generated column, is never stored.
+      sqlite: {
+        key: 'position',
+        nullable: ['id'],
+        indexes: [{ name: 'idx_events_type_position', columns: ['type', 'position'], unique: false }],
+      },
+    },
   },
   event_sequence: {
     columns: {
@@ -407,6 +427,38 @@ async function insertPostRows(dataSource: DataSource, titles: string[]): Promise
   }
 }
 
+/**
+ * Appends `count` events as the service does: on SQLite the INSERT takes the next position (the
+ * rowid); on MySQL the position is given here, after the last one, as the sequencer would.
+ */
+async function insertEventRows(dataSource: DataSource, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    const data = JSON.stringify({ post: { id: index + 1 } });
+    if (dialect === 'sqlite') {
+      await dataSource.query("INSERT INTO events (type, post_id, occurred_at, data) VALUES ('post.created', ?, ?, ?)", [
+        index + 1,
+        '2026-11-24 10:00:00.000',
+        data,
+      ]);
+      continue;
+    }
+    await dataSource.query(
+      "INSERT INTO events (position, type, post_id, occurred_at, data) SELECT IFNULL(MAX(position), 0) + 1, 'post.created', ?, ?, ? FROM events",
+      [index + 1, '2026-11-24 10:00:00.000', data],
+    );
+  }
+  // SQLite's last position is AUTOINCREMENT's counter; event_sequence.last_position stays behind.
+  if (dialect === 'mysql') {
+    await dataSource.query(
+      'UPDATE event_sequence SET last_position = (SELECT IFNULL(MAX(position), 0) FROM events) WHERE id = 1',
+    );
+  }
+}
+
+async function selectEventRows(dataSource: DataSource): Promise<Array<Record<string, unknown>>> {
+  return dataSource.query('SELECT id, position, type, post_id, occurred_at, data FROM events ORDER BY id');
+}
+
 /** Gives the posts with these titles an owner (the column exists from the second migration on). */
 async function setPostOwner(dataSource: DataSource, ownerId: string, titles: string[]): Promise<void> {
   for (const title of titles) await dataSource.query('UPDATE posts SET owner_id = ? WHERE title = ?', [ownerId, title]);
@@ -427,7 +479,7 @@ async function describeSqliteTable(dataSource: DataSource, table: TableName): Pr
   );
   const columns = await dataSource.query<
     Array<{ name: string; type: string; notnull: number; dflt_value: string | null; pk: number }>
-  >(`PRAGMA table_info("${table}")`);
+  >(`PRAGMA table_xinfo("${table}")`);
   const indexList = await dataSource.query<Array<{ name: string; unique: number }>>(`PRAGMA index_list("${table}")`);
   const indexes: IndexShape[] = [];
   for (const index of indexList) {
@@ -515,7 +567,7 @@ describe('database schema', () => {
       await database?.drop();
     });
 
-    it('applies all five migrations in order, which create posts, api_keys, idempotency_keys, the events and the webhooks tables, and records them', async () => {
+    it('applies all six migrations in order, which create posts, api_keys, idempotency_keys, the events and the webhooks tables, and records them', async () => {
       expect(await tableNames(dataSource)).toEqual([]);
 
       const applied = await dataSource.runMigrations();
@@ -527,7 +579,7 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(false);
     });
 
-    it('reverts the three newest migrations: the webhooks and events tables, version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
+    it('reverts the four newest migrations: the webhooks and events tables, version and idempotency_keys are gone, api_keys, owner_id and the rows remain', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
       await setPostOwner(dataSource, 'api-key:1', ['Kept one']);
@@ -540,9 +592,7 @@ describe('database schema', () => {
       });
       const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
+      for (let undone = 1; undone <= 4; undone += 1) await dataSource.undoLastMigration();
 
       expect(await tableNames(dataSource)).toEqual(['api_keys', 'migrations', 'posts']);
       expect(await columnNames(dataSource, 'posts')).toEqual(SECOND_MIGRATION_POST_COLUMNS);
@@ -557,36 +607,83 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('reverts only the last migration: the webhooks tables are gone, every other table and row remains', async () => {
+    it('reverts only the last migration: events keyed by id again, with their positions, data and the last position; applied again, keyed by position', async () => {
+      await dataSource.runMigrations();
+      await insertEventRows(dataSource, 3);
+      await dataSource.query('DELETE FROM events WHERE position = 1');
+      await dataSource.query('UPDATE event_sequence SET purged_through = 1 WHERE id = 1');
+      const events = await selectEventRows(dataSource);
+
+      await dataSource.undoLastMigration();
+
+      expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -1));
+      expect(await selectEventRows(dataSource)).toEqual(events);
+      expect(events.map((event) => event.position)).toEqual([2, 3]);
+      const restored = await describeTable(dataSource, 'events');
+      expect(restored.primaryKey).toEqual(['id']);
+      expect(restored.indexes.map((index) => index.name)).toEqual([
+        'idx_events_occurred_at',
+        'idx_events_type_position',
+        'uq_events_position',
+      ]);
+      expect(await dataSource.query('SELECT last_position, purged_through FROM event_sequence')).toEqual([
+        { last_position: 3, purged_through: 1 },
+      ]);
+      if (dialect === 'sqlite') {
+        // The earlier layout's own way: the position from event_sequence, kept in step by its trigger.
+        await dataSource.query(
+          'INSERT INTO events (position, type, post_id, occurred_at, data) ' +
+            "VALUES ((SELECT last_position + 1 FROM event_sequence WHERE id = 1), 'post.created', 9, ?, '{}')",
+          ['2026-11-24 10:00:00.000'],
+        );
+        expect(await dataSource.query('SELECT last_position FROM event_sequence')).toEqual([{ last_position: 4 }]);
+      }
+
+      expect((await dataSource.runMigrations()).map((migration) => migration.name)).toEqual([KEY_EVENTS_BY_POSITION]);
+      const keyed = await describeTable(dataSource, 'events');
+      expect(keyed.primaryKey).toEqual([onThisDatabase(EXPECTED_TABLES.events).key ?? 'id']);
+      expect(keyed.indexes).toEqual(onThisDatabase(EXPECTED_TABLES.events).indexes);
+      if (dialect === 'sqlite') {
+        await insertEventRows(dataSource, 1);
+        expect((await selectEventRows(dataSource)).map((event) => [event.id, event.position])).toEqual([
+          [2, 2],
+          [3, 3],
+          [4, 4],
+          [5, 5],
+        ]);
+      }
+    });
+
+    it('reverts the webhooks migration after the newest one: the webhooks tables are gone, every other table and row remains', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
       const before = await selectPostRows(dataSource, ALL_POST_COLUMNS);
 
+      await dataSource.undoLastMigration();
       await dataSource.undoLastMigration();
 
       expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_WEBHOOKS);
-      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
-      expect(before).toHaveLength(2);
-      expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -1));
-      expect(await dataSource.showMigrations()).toBe(true);
-    });
-
-    it('reverts the events migration after the webhooks one: events and event_sequence are gone, every other table and row remains', async () => {
-      await dataSource.runMigrations();
-      await insertPostRows(dataSource, ['Kept one', 'Kept two']);
-      const before = await selectPostRows(dataSource, ALL_POST_COLUMNS);
-
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
-
-      expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_EVENTS);
       expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
       expect(before).toHaveLength(2);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -2));
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('reverts the migrations newest first when undone five times: only the empty migrations table is left', async () => {
+    it('reverts the events migration after the two newer ones: events and event_sequence are gone, every other table and row remains', async () => {
+      await dataSource.runMigrations();
+      await insertPostRows(dataSource, ['Kept one', 'Kept two']);
+      const before = await selectPostRows(dataSource, ALL_POST_COLUMNS);
+
+      for (let undone = 1; undone <= 3; undone += 1) await dataSource.undoLastMigration();
+
+      expect(await tableNames(dataSource)).toEqual(TABLES_BEFORE_EVENTS);
+      expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
+      expect(before).toHaveLength(2);
+      expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS.slice(0, -3));
+      expect(await dataSource.showMigrations()).toBe(true);
+    });
+
+    it('reverts the migrations newest first when undone six times: only the empty migrations table is left', async () => {
       await dataSource.runMigrations();
 
       const remaining: string[][] = [];
@@ -596,6 +693,7 @@ describe('database schema', () => {
       }
 
       expect(remaining).toEqual([
+        [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS, ADD_WEBHOOKS],
         [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS, ADD_EVENTS],
         [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS, ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS],
         [CREATE_POSTS, ADD_API_KEYS_AND_POST_OWNERS],
@@ -606,12 +704,10 @@ describe('database schema', () => {
       expect(await dataSource.showMigrations()).toBe(true);
     });
 
-    it('applies the three newest migrations again after they were reverted, and gives the posts kept meanwhile version 1', async () => {
+    it('applies the four newest migrations again after they were reverted, and gives the posts kept meanwhile version 1', async () => {
       await dataSource.runMigrations();
       await insertPostRows(dataSource, ['Kept one', 'Kept two']);
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
+      for (let undone = 1; undone <= 4; undone += 1) await dataSource.undoLastMigration();
       const before = await selectPostRows(dataSource, SECOND_MIGRATION_POST_COLUMNS);
 
       const applied = await dataSource.runMigrations();
@@ -620,6 +716,7 @@ describe('database schema', () => {
         ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
         ADD_EVENTS,
         ADD_WEBHOOKS,
+        KEY_EVENTS_BY_POSITION,
       ]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await columnNames(dataSource, 'posts')).toEqual(ALL_POST_COLUMNS);
@@ -630,12 +727,11 @@ describe('database schema', () => {
 
     it('applies the events and webhooks migrations again after they were reverted: an empty feed at position 0', async () => {
       await dataSource.runMigrations();
-      await dataSource.undoLastMigration();
-      await dataSource.undoLastMigration();
+      for (let undone = 1; undone <= 3; undone += 1) await dataSource.undoLastMigration();
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS, ADD_WEBHOOKS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS, ADD_WEBHOOKS, KEY_EVENTS_BY_POSITION]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await dataSource.query('SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 0 }]);
       expect(await dataSource.query('SELECT id, last_position, purged_through FROM event_sequence')).toEqual([
@@ -646,7 +742,7 @@ describe('database schema', () => {
       ]);
     });
 
-    it('applies all five migrations again after all were reverted', async () => {
+    it('applies all six migrations again after all were reverted', async () => {
       await dataSource.runMigrations();
       for (let undone = 1; undone <= MIGRATIONS.length; undone += 1) await dataSource.undoLastMigration();
 
@@ -725,7 +821,7 @@ describe('database schema', () => {
       rmSync(directory, { recursive: true, force: true });
     });
 
-    it('applies the four newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
+    it('applies the five newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
       const olderRelease = await openDataSource(database.url, { migrations: [CreatePosts1795000000000] });
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
@@ -740,6 +836,7 @@ describe('database schema', () => {
         ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
         ADD_EVENTS,
         ADD_WEBHOOKS,
+        KEY_EVENTS_BY_POSITION,
       ]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
@@ -755,7 +852,7 @@ describe('database schema', () => {
       ]);
     });
 
-    it('applies the three newest migrations to posts of the second release: owners kept, every post at version 1', async () => {
+    it('applies the four newest migrations to posts of the second release: owners kept, every post at version 1', async () => {
       const olderRelease = await openDataSource(database.url, {
         migrations: [CreatePosts1795000000000, AddApiKeysAndPostOwners1795000100000],
       });
@@ -772,6 +869,7 @@ describe('database schema', () => {
         ADD_POST_VERSIONS_AND_IDEMPOTENCY_KEYS,
         ADD_EVENTS,
         ADD_WEBHOOKS,
+        KEY_EVENTS_BY_POSITION,
       ]);
       expect(await appliedMigrations(dataSource)).toEqual(MIGRATIONS);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
@@ -802,14 +900,14 @@ describe('database schema', () => {
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS, ADD_WEBHOOKS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_EVENTS, ADD_WEBHOOKS, KEY_EVENTS_BY_POSITION]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       expect(await selectPostRows(dataSource, ALL_POST_COLUMNS)).toEqual(before);
       expect(before.map((row) => row.version)).toEqual([1, 5]);
       expect(await dataSource.query('SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 0 }]);
     });
 
-    it('applies only the webhooks migration to a database of the fourth release: fan-out starts after its newest event', async () => {
+    it('applies the webhooks migration to a database of the fourth release: fan-out starts after its newest event', async () => {
       const olderRelease = await openDataSource(database.url, {
         migrations: [
           CreatePosts1795000000000,
@@ -825,15 +923,59 @@ describe('database schema', () => {
 
       const applied = await dataSource.runMigrations();
 
-      expect(applied.map((migration) => migration.name)).toEqual([ADD_WEBHOOKS]);
+      expect(applied.map((migration) => migration.name)).toEqual([ADD_WEBHOOKS, KEY_EVENTS_BY_POSITION]);
       expect(await tableNames(dataSource)).toEqual(ALL_TABLES);
       // Webhooks created after the upgrade receive the events after it, never the 42 before.
       expect(await dataSource.query('SELECT id, dispatched_through FROM webhook_dispatch')).toEqual([
         { id: 1, dispatched_through: 42 },
       ]);
     });
+
+    it('keys the events of a database of the fifth release by position: positions, data and the retention mark kept, an unnumbered event numbered after them, a removed position never handed out again', async () => {
+      const olderRelease = await openDataSource(database.url, {
+        migrations: [
+          CreatePosts1795000000000,
+          AddApiKeysAndPostOwners1795000100000,
+          AddPostVersionsAndIdempotencyKeys1795000200000,
+          AddEvents1795000300000,
+          AddWebhooks1795000400000,
+        ],
+      });
+      await olderRelease.runMigrations();
+      // Events 1-3 numbered (1 and 2 since removed by retention, 5 handed out before them), and one
+      // that its writer committed but never numbered.
+      for (const [position, postId] of [
+        [3, 30],
+        [null, 40],
+      ]) {
+        await olderRelease.query(
+          "INSERT INTO events (position, type, post_id, occurred_at, data) VALUES (?, 'post.updated', ?, ?, ?)",
+          [position, postId, '2026-11-24 10:00:00.000', JSON.stringify({ post: { id: postId } })],
+        );
+      }
+      await olderRelease.query('UPDATE event_sequence SET last_position = 3, purged_through = 2 WHERE id = 1');
+      await olderRelease.destroy();
+      dataSource = await openDataSource(database.url);
+
+      const applied = await dataSource.runMigrations();
+
+      expect(applied.map((migration) => migration.name)).toEqual([KEY_EVENTS_BY_POSITION]);
+      expect(await dataSource.query('SELECT purged_through FROM event_sequence')).toEqual([{ purged_through: 2 }]);
+      const events = await selectEventRows(dataSource);
+      expect(events.map((event) => [event.position, event.post_id, event.data])).toEqual([
+        [3, 30, '{"post":{"id":30}}'],
+        // MySQL numbers it after the commit, as before (the sequencer); SQLite here.
+        [dialect === 'sqlite' ? 4 : null, 40, '{"post":{"id":40}}'],
+      ]);
+      if (dialect === 'sqlite') {
+        await dataSource.query('DELETE FROM events');
+        await insertEventRows(dataSource, 1);
+        expect((await selectEventRows(dataSource)).map((event) => event.position)).toEqual([5]);
+      }
+    });
   });
-  for (const [table, expected] of Object.entries(EXPECTED_TABLES) as Array<[TableName, ExpectedTable]>) {
+  for (const [table, everywhere] of Object.entries(EXPECTED_TABLES) as Array<[TableName, ExpectedTable]>) {
+    const expected = onThisDatabase(everywhere);
     describe(`the migrated ${table} table`, () => {
       let database: TestDatabase;
       let dataSource: DataSource;
@@ -875,14 +1017,15 @@ describe('database schema', () => {
       });
 
       const autoIncrementId = expected.autoIncrementId ?? true;
+      const key = expected.key ?? 'id';
       it(
         autoIncrementId
-          ? 'makes id the auto-incrementing primary key, and no other column auto-increments'
-          : 'makes id the primary key, and no column auto-increments',
+          ? `makes ${key} the auto-incrementing primary key, and no other column auto-increments`
+          : `makes ${key} the primary key, and no column auto-increments`,
         () => {
-          expect(shape.primaryKey).toEqual(['id']);
+          expect(shape.primaryKey).toEqual([key]);
           expect(shape.columns.filter((column) => column.autoIncrement).map((column) => column.name)).toEqual(
-            autoIncrementId ? ['id'] : [],
+            autoIncrementId ? [key] : [],
           );
         },
       );

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EventSequencer } from '../src/events/event-sequencer.js';
 import { EventsRetention } from '../src/events/events-retention.js';
 import { EventsService } from '../src/events/events.service.js';
 import type { FeedEvent } from '../src/events/event-types.js';
@@ -52,10 +53,50 @@ describe('the events outbox', { tags: ['database'] }, () => {
     },
   );
 
+  it('removes the oldest events in feed order, up to the first one still within EVENTS_RETENTION, never one after it', async () => {
+    const retention = 30 * 86_400_000;
+    const writes: PostResource[] = [];
+    for (let index = 0; index < 3; index += 1) writes.push((await api.post<PostResource>('/posts', buildPost())).body);
+    const eventsOf = async () => {
+      const rows = await context.app.dataSource.query<Array<{ position: number | string; post_id: number | string }>>(
+        `SELECT position, post_id FROM events WHERE post_id IN (${writes.map(() => '?').join(', ')}) ORDER BY position`,
+        writes.map((post) => post.id),
+      );
+      return rows.map((row) => [Number(row.position), Number(row.post_id)]);
+    };
+    await context.app.app.get(EventSequencer).settle();
+    const [first, second, third] = await eventsOf();
+    expect([first[1], second[1], third[1]]).toEqual(writes.map((post) => post.id));
+    const cutoff = new Date(writes[2].updatedAt);
+    const sweep = () => context.app.app.get(EventsRetention).sweep(new Date(cutoff.getTime() + retention));
+
+    // The oldest event occurred after the cutoff: nothing behind it goes, though the second is older.
+    const move = (position: number, at: string) =>
+      context.app.dataSource.query('UPDATE events SET occurred_at = ? WHERE position = ?', [at, position]);
+    const [oldest] = await context.app.dataSource.query<Array<{ position: number | string }>>(
+      'SELECT position FROM events ORDER BY position LIMIT 1',
+    );
+    await move(Number(oldest.position), '2999-01-01 00:00:00.000');
+    await move(second[0], '2000-01-01 00:00:00.000');
+    expect(await sweep()).toBe(0);
+    expect(await eventsOf()).toEqual([first, second, third]);
+
+    // Back in order: everything up to the second write goes; the third write (at the cutoff) stays.
+    await move(Number(oldest.position), '2000-01-01 00:00:00.000');
+    await move(first[0], '2000-01-01 00:00:00.000');
+    expect(await sweep()).toBeGreaterThanOrEqual(2);
+    expect(await eventsOf()).toEqual([third]);
+    expectProblem(await admin.get(`/events?after=${first[0]}`), 410, 'events-expired');
+    const rest = await admin.get<FeedEvent[]>(`/events?after=${second[0]}`);
+    expect(rest.body.map((event) => event.data.post)).toEqual([writes[2]]);
+  });
+
   it('removes events past EVENTS_RETENTION; a cursor before them is 410, no cursor starts after them', async () => {
     await api.post('/posts', buildPost());
     const first = await admin.get<FeedEvent[]>('/events?limit=1&wait=5');
     expect(first.body.length).toBe(1);
+    // Retention removes numbered events only (MySQL numbers them just after their commit).
+    await context.app.app.get(EventSequencer).settle();
     const total = await count('events');
     expect(total).toBeGreaterThan(0);
 

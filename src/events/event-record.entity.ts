@@ -1,17 +1,23 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-// Mirrors the hand-written migration 1795000300000-add-events (see post.entity.ts for why migrations
-// are not generated).
+// Mirrors the hand-written migrations 1795000300000-add-events and 1795000500000-key-events-by-position
+// (see post.entity.ts for why migrations are not generated): the MySQL layout. On SQLite `position`
+// is the table's key (the rowid, so no unique index of its own) and `id` a generated copy of it.
 @Entity({ name: 'events' })
 @Index('uq_events_position', ['position'], { unique: true })
 @Index('idx_events_type_position', ['type', 'position'])
-@Index('idx_events_occurred_at', ['occurredAt'])
 export class EventRecord {
-  /** The insert order: per post, the order of its writes (each waits for the previous one's commit). */
+  /**
+   * The insert order: per post, the order of its writes (each waits for the previous one's commit).
+   * On SQLite the same as `position`.
+   */
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true })
   id: number;
 
-  /** The feed order and the public id; null until the sequencer numbers the committed event. */
+  /**
+   * The feed order and the public id. MySQL: null until the sequencer numbers the committed event.
+   * SQLite: taken by the INSERT (the rowid).
+   */
   @Column({ type: 'bigint', unsigned: true, nullable: true })
   position: number | null;
 

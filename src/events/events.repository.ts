@@ -26,9 +26,6 @@ export class EventsRepository {
   private readonly rows: EntityRows<EventRecord>;
   private readonly mysql: boolean;
   private readonly occurredAtColumn: ColumnMetadata;
-  private readonly insertWithPosition =
-    'INSERT INTO events (position, type, post_id, occurred_at, data) ' +
-    'VALUES ((SELECT last_position + 1 FROM event_sequence WHERE id = 1), ?, ?, ?, ?) RETURNING position';
 
   constructor(
     @InjectRepository(EventRecord) private readonly events: Repository<EventRecord>,
@@ -42,11 +39,12 @@ export class EventsRepository {
 
   /**
    * Writes the event in the caller's transaction; there must be one, or a change could commit without
-   * it. On SQLite the event takes its feed position right here: SQLite runs one write transaction at a
-   * time (its write lock, and the service's SqliteTransactionGate within the process), so positions
-   * taken inside transactions commit in their order and a rolled-back one is taken again by the next:
-   * no gap, no sequencer run per write. MySQL commits concurrent transactions in any order, so there
-   * the position comes after the commit (sequence()).
+   * it. On SQLite the event's position is its rowid, taken by this INSERT: SQLite runs one write
+   * transaction at a time (its write lock, and the service's SqliteTransactionGate within the
+   * process), so rowids are taken in commit order, and a rolled-back insert gives its rowid back
+   * (AUTOINCREMENT's counter rolls back with it): no gap, no sequencer run per write (migration
+   * 1795000500000). MySQL commits concurrent transactions in any order, so there the position comes
+   * after the commit (sequence()).
    */
   async append(event: NewEvent): Promise<void> {
     const manager = this.txHost.tx;
@@ -54,27 +52,32 @@ export class EventsRepository {
     if (runner === undefined || !runner.isTransactionActive) {
       throw new Error('an event is appended in the transaction of the change it records');
     }
-    const record = this.events.create({
-      position: null,
-      type: event.type,
-      postId: event.postId,
-      occurredAt: event.occurredAt,
-      data: JSON.stringify(event.data),
-    });
-    let position: number | null = null;
-    if (this.mysql) await this.rows.insert(record, manager);
-    else {
-      // One statement: the next position, taken here; the trigger trg_events_position moves the sequence row.
-      const [row] = await manager.query<Array<{ position: number }>>(this.insertWithPosition, [
-        record.type,
-        record.postId,
-        this.dataSource.driver.preparePersistentValue(record.occurredAt, this.occurredAtColumn),
-        record.data,
-      ]);
-      position = Number(row.position);
+    const data = JSON.stringify(event.data);
+    let position: number | true = true;
+    if (this.mysql) {
+      const record = this.events.create({
+        position: null,
+        type: event.type,
+        postId: event.postId,
+        occurredAt: event.occurredAt,
+        data,
+      });
+      await this.rows.insert(record, manager);
+    } else {
+      // A statement that returns no rows: TypeORM's better-sqlite3 runner answers with the rowid.
+      const rowid = await manager.query<number | bigint>(
+        'INSERT INTO events (type, post_id, occurred_at, data) VALUES (?, ?, ?, ?)',
+        [
+          event.type,
+          event.postId,
+          this.dataSource.driver.preparePersistentValue(event.occurredAt, this.occurredAtColumn),
+          data,
+        ],
+      );
+      position = Number(rowid);
     }
     // After the commit: the position to announce (SQLite), or `true`, the sequencer's turn (MySQL).
-    (runner.data as Record<symbol, unknown>)[EVENTS_APPENDED] = position ?? true;
+    (runner.data as Record<symbol, unknown>)[EVENTS_APPENDED] = position;
   }
 
   /**
@@ -115,11 +118,17 @@ export class EventsRepository {
     });
   }
 
+  /** The last position handed out (SQLite: AUTOINCREMENT's counter) and the last one retention removed. */
   async sequenceState(): Promise<SequenceState> {
     const [row] = await this.dataSource.query<
-      Array<{ last_position: number | string; purged_through: number | string }>
-    >(`SELECT last_position, purged_through FROM event_sequence WHERE id = 1`);
-    return { lastPosition: Number(row.last_position), purgedThrough: Number(row.purged_through) };
+      Array<{ last_position: number | string | null; purged_through: number | string }>
+    >(
+      this.mysql
+        ? 'SELECT last_position, purged_through FROM event_sequence WHERE id = 1'
+        : `SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'events') AS last_position, purged_through ` +
+            'FROM event_sequence WHERE id = 1',
+    );
+    return { lastPosition: Number(row.last_position ?? 0), purgedThrough: Number(row.purged_through) };
   }
 
   /** Events after `after` in feed order, at most `limit`, of the given types (all when empty). */
@@ -133,19 +142,28 @@ export class EventsRepository {
   }
 
   /**
-   * Removes sequenced events that occurred before `cutoff`, at most `batch`; returns how many. The
-   * retention mark moves first, in its own commit, so a reader that could miss a removed event sees
-   * the mark and answers 410 instead.
+   * Removes the oldest events, in feed order, up to the first one that occurred at or after `cutoff`,
+   * at most `batch`; returns how many. A seek on the position key from the last removal reads at
+   * most `batch` rows, so a sweep with nothing to remove costs one short index read (no index on the
+   * time). An event numbered late with an older time waits for those before it: the feed never gets
+   * a hole in the middle. The retention mark moves first, in its own commit, so a reader that could
+   * miss a removed event sees the mark and answers 410 instead.
    */
   async purgeBefore(cutoff: Date, batch: number): Promise<number> {
-    const occurredAt = this.events.metadata.findColumnWithPropertyName('occurredAt')!;
-    const [oldest] = await this.dataSource.query<Array<{ through: number | string | null; n: number | string }>>(
-      'SELECT MAX(position) AS through, COUNT(*) AS n FROM (SELECT position FROM events ' +
-        'WHERE occurred_at < ? AND position IS NOT NULL ORDER BY position LIMIT ?) AS oldest',
-      [this.dataSource.driver.preparePersistentValue(cutoff, occurredAt), batch],
+    const { purgedThrough } = await this.sequenceState();
+    const oldest = await this.dataSource.query<Array<{ position: number | string; occurred_at: unknown }>>(
+      'SELECT position, occurred_at FROM events WHERE position > ? ORDER BY position LIMIT ?',
+      [purgedThrough, batch],
     );
-    if (oldest.through === null) return 0;
-    const through = Number(oldest.through);
+    let through: number | undefined;
+    let count = 0;
+    for (const row of oldest) {
+      const occurredAt = this.dataSource.driver.prepareHydratedValue(row.occurred_at, this.occurredAtColumn) as Date;
+      if (occurredAt >= cutoff) break;
+      through = Number(row.position);
+      count++;
+    }
+    if (through === undefined) return 0;
     await this.dataSource.query(`UPDATE event_sequence SET purged_through = ? WHERE id = 1 AND purged_through < ?`, [
       through,
       through,
@@ -153,7 +171,7 @@ export class EventsRepository {
     await this.inOwnTransaction((manager) =>
       manager.query('DELETE FROM events WHERE position IS NOT NULL AND position <= ?', [through]),
     );
-    return Number(oldest.n);
+    return count;
   }
 
   private inOwnTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {

@@ -3,6 +3,7 @@ import { AddApiKeysAndPostOwners1795000100000 } from './1795000100000-add-api-ke
 import { AddPostVersionsAndIdempotencyKeys1795000200000 } from './1795000200000-add-post-versions-and-idempotency-keys.js';
 import { AddEvents1795000300000 } from './1795000300000-add-events.js';
 import { AddWebhooks1795000400000 } from './1795000400000-add-webhooks.js';
+import { KeyEventsByPosition1795000500000 } from './1795000500000-key-events-by-position.js';
 
 // Listed explicitly rather than globbed: the same list works from TypeScript sources (tests) and
 // from the compiled build (service and CLI), and a migration can never be picked up by accident.
@@ -12,4 +13,5 @@ export const MIGRATIONS = [
   AddPostVersionsAndIdempotencyKeys1795000200000,
   AddEvents1795000300000,
   AddWebhooks1795000400000,
+  KeyEventsByPosition1795000500000,
 ];
