@@ -56,6 +56,10 @@ export function buildDataSourceOptions(database: DatabaseConfig): DataSourceOpti
     // percent of the CPU of a request. TypeORM wraps every driver error in a QueryFailedError with
     // its own stack, so the capture adds nothing to what is logged.
     trace: false,
+    // A create sends its transaction (START TRANSACTION, the post, its event, COMMIT) as one batch:
+    // one round trip instead of four (EventsRepository.insertWithEvent). Every statement of the
+    // service binds its values as parameters, so no client input can add a statement to a batch.
+    multipleStatements: true,
     extra: {
       enableKeepAlive: true,
       // Bounded wait queue: under an outage requests fail fast instead of piling up without limit.

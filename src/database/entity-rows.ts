@@ -33,13 +33,19 @@ export class EntityRows<T extends ObjectLiteral> {
    * is nothing to read back), through `manager` (a transaction's, or the default one); returns the key.
    */
   async insert(entity: T, manager: EntityManager = this.repository.manager): Promise<number> {
+    const { sql, parameters } = this.insertStatement(entity);
+    return insertedId(await manager.query(sql, parameters));
+  }
+
+  /** The INSERT of insert(), to run as part of a larger statement batch. */
+  insertStatement(entity: T): SqlStatement {
     const { driver } = this.repository.manager.connection;
-    const values = this.insertedColumns.map((column) => {
+    const parameters = this.insertedColumns.map((column) => {
       const value: unknown = column.getEntityValue(entity);
       if (value === undefined) throw new Error(`${column.propertyName} must be set before the insert`);
       return driver.preparePersistentValue(value, column) as unknown;
     });
-    return insertedId(await manager.query(this.insertRow, values));
+    return { sql: this.insertRow, parameters };
   }
 
   /** The entity with this primary key, or undefined; read through `manager` (a transaction's, or the default one). */
@@ -61,6 +67,12 @@ export class EntityRows<T extends ObjectLiteral> {
     }
     return entity as T;
   }
+}
+
+/** One SQL statement with `?` placeholders and their values. */
+export interface SqlStatement {
+  sql: string;
+  parameters: unknown[];
 }
 
 /** The generated id of an INSERT, from the driver's raw result: mysql2's insertId, better-sqlite3's lastInsertRowid. */

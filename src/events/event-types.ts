@@ -22,6 +22,16 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
+/**
+ * The event of a row inserted in the same statement batch, whose id the database assigns there: its
+ * `data` as JSON text on either side of that id (EventsRepository.insertWithEvent).
+ */
+export interface NewEventOfInsert {
+  type: EventType;
+  occurredAt: Date;
+  dataAroundId: [before: string, after: string];
+}
+
 /** An event as the feed serves it. */
 export interface FeedEvent {
   /** The position in the feed, as a string: the cursor to resume after it. */

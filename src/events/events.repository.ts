@@ -4,9 +4,9 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
-import { EntityRows } from '../database/entity-rows.js';
+import { EntityRows, insertedId, type SqlStatement } from '../database/entity-rows.js';
 import { EventRecord } from './event-record.entity.js';
-import type { EventType, NewEvent } from './event-types.js';
+import type { EventType, NewEvent, NewEventOfInsert } from './event-types.js';
 
 /** Set on the query runner of a transaction that appended an event: its commit wakes the sequencer. */
 export const EVENTS_APPENDED = Symbol('events-appended');
@@ -78,6 +78,47 @@ export class EventsRepository {
     }
     // After the commit: the position to announce (SQLite), or `true`, the sequencer's turn (MySQL).
     (runner.data as Record<symbol, unknown>)[EVENTS_APPENDED] = position;
+  }
+
+  /**
+   * Whether insertWithEvent() can be used: MySQL, outside a transaction. SQLite needs no batch (its
+   * statements make no network round trip), and within a transaction each statement joins it.
+   */
+  get batchesInserts(): boolean {
+    return this.mysql && !this.txHost.isTransactionActive();
+  }
+
+  /**
+   * Runs `insert` and the event of the row it inserts in one transaction, sent to MySQL as one
+   * statement batch: START TRANSACTION, the INSERT, the event's INSERT (its id and data from
+   * LAST_INSERT_ID()), COMMIT. One network round trip where the transaction's statements one by one
+   * take four; each costs the service about as much CPU as the rest of a create (BENCHMARKS.md).
+   * MySQL stops a batch at its first failing statement, so a failure leaves the transaction open:
+   * it is rolled back on the same connection before the connection goes back to the pool. Returns
+   * the inserted row's id; the sequencer numbers the event after the commit, as any other.
+   */
+  async insertWithEvent(insert: SqlStatement, event: NewEventOfInsert): Promise<number> {
+    const runner = this.dataSource.createQueryRunner('master');
+    try {
+      const results = (await runner.query(
+        `START TRANSACTION; ${insert.sql}; ` +
+          'INSERT INTO events (type, post_id, occurred_at, data) ' +
+          'VALUES (?, LAST_INSERT_ID(), ?, CONCAT(?, LAST_INSERT_ID(), ?)); COMMIT',
+        [
+          ...insert.parameters,
+          event.type,
+          this.dataSource.driver.preparePersistentValue(event.occurredAt, this.occurredAtColumn),
+          ...event.dataAroundId,
+        ],
+      )) as unknown[];
+      return insertedId(results[1]);
+    } catch (error) {
+      // A broken connection cannot roll back; mysql2 drops it from the pool, its transaction with it.
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   /**

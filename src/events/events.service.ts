@@ -3,7 +3,9 @@ import { ProblemException } from '../http/problem/problem.exception.js';
 import { ProblemTypes } from '../http/problem/problem-types.js';
 import type { EventsQuery } from './dto/events-query.dto.js';
 import type { EventRecord } from './event-record.entity.js';
-import type { EventType, FeedEvent, NewEvent } from './event-types.js';
+import type { SqlStatement } from '../database/entity-rows.js';
+import { EventSequencer } from './event-sequencer.js';
+import type { EventType, FeedEvent, NewEvent, NewEventOfInsert } from './event-types.js';
 import { EventsRepository, type SequenceState } from './events.repository.js';
 import { FeedReaders } from './feed-readers.js';
 import { FeedSignal } from './feed-signal.js';
@@ -25,11 +27,27 @@ export class EventsService {
     private readonly events: EventsRepository,
     private readonly signal: FeedSignal,
     private readonly readers: FeedReaders,
+    private readonly sequencer: EventSequencer,
   ) {}
 
   /** Appends an event in the caller's transaction (the change it records). */
   append(event: NewEvent): Promise<void> {
     return this.events.append(event);
+  }
+
+  /** True where insertWithEvent() applies: MySQL, outside a transaction. */
+  get batchesInserts(): boolean {
+    return this.events.batchesInserts;
+  }
+
+  /**
+   * Runs `insert` and its event in one transaction sent as one statement batch (one round trip);
+   * returns the inserted row's id. Only where batchesInserts is true.
+   */
+  async insertWithEvent(insert: SqlStatement, event: NewEventOfInsert): Promise<number> {
+    const id = await this.events.insertWithEvent(insert, event);
+    this.sequencer.committed();
+    return id;
   }
 
   async page(query: EventsQuery, principalId: string, abort?: AbortSignal): Promise<FeedPage> {

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { In, type FindOptionsWhere, type Repository } from 'typeorm';
-import { EntityRows } from '../database/entity-rows.js';
+import { EntityRows, type SqlStatement } from '../database/entity-rows.js';
 import { Post } from './post.entity.js';
 
 /** The fields a client writes. */
@@ -91,10 +91,20 @@ export class PostsRepository {
    * driver. Both databases keep a JS Date's milliseconds (DATETIME(3) on MySQL).
    */
   async insert(fields: PostFields, ownerId: string): Promise<Post> {
-    const now = new Date();
-    const post = this.posts.create({ ...fields, ownerId, version: 1, createdAt: now, updatedAt: now });
+    const post = this.newPost(fields, ownerId);
     post.id = await this.rows.insert(post, this.txHost.tx);
     return post;
+  }
+
+  /** The post insert() would write (its id still unset) and its INSERT, for a statement batch. */
+  insertStatement(fields: PostFields, ownerId: string): { post: Post; statement: SqlStatement } {
+    const post = this.newPost(fields, ownerId);
+    return { post, statement: this.rows.insertStatement(post) };
+  }
+
+  private newPost(fields: PostFields, ownerId: string): Post {
+    const now = new Date();
+    return this.posts.create({ ...fields, ownerId, version: 1, createdAt: now, updatedAt: now });
   }
 
   /** Applies the changes and moves the version in one UPDATE; false when no row matched the target. */

@@ -12,7 +12,7 @@ import type { PatchPostDto } from './dto/patch-post.dto.js';
 import type { PostInputDto } from './dto/post-input.dto.js';
 import type { Post } from './post.entity.js';
 import type { WritePrecondition } from './post-etag.js';
-import { postDeleted, postWritten } from './post-events.js';
+import { postCreatedAroundId, postDeleted, postWritten } from './post-events.js';
 import { PostsRepository, type PostFields, type PostWriteTarget } from './posts.repository.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
@@ -64,10 +64,18 @@ export class PostsService {
     return post;
   }
 
-  /** The caller becomes the owner. */
-  create(input: PostInputDto, principal: Principal): Promise<Post> {
+  /**
+   * The caller becomes the owner. On MySQL, outside a caller's transaction, the post, its event and
+   * the transaction around them are one statement batch: one network round trip instead of four.
+   */
+  async create(input: PostInputDto, principal: Principal): Promise<Post> {
+    const fields = { title: input.title, content: input.content, author: input.author };
+    if (this.events.batchesInserts) {
+      const { post, statement } = this.posts.insertStatement(fields, principal.id);
+      post.id = await this.events.insertWithEvent(statement, postCreatedAroundId(post, principal));
+      return post;
+    }
     return this.txHost.withTransaction(async () => {
-      const fields = { title: input.title, content: input.content, author: input.author };
       const post = await this.posts.insert(fields, principal.id);
       await this.events.append(postWritten('created', post, principal));
       return post;
