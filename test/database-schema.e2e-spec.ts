@@ -10,11 +10,7 @@ import { ApiKey } from '../src/auth/api-keys/api-key.entity.js';
 import { IdempotencyRecord } from '../src/idempotency/idempotency-record.entity.js';
 import { parseDatabaseUrl } from '../src/config/database-url.js';
 import { buildDataSourceOptions } from '../src/database/database.options.js';
-import { CreatePosts1795000000000 } from '../src/database/migrations/1795000000000-create-posts.js';
-import { AddApiKeysAndPostOwners1795000100000 } from '../src/database/migrations/1795000100000-add-api-keys-and-post-owners.js';
-import { AddPostVersionsAndIdempotencyKeys1795000200000 } from '../src/database/migrations/1795000200000-add-post-versions-and-idempotency-keys.js';
-import { AddEvents1795000300000 } from '../src/database/migrations/1795000300000-add-events.js';
-import { AddWebhooks1795000400000 } from '../src/database/migrations/1795000400000-add-webhooks.js';
+import { MIGRATIONS as MIGRATION_CLASSES } from '../src/database/migrations/index.js';
 import { EventRecord } from '../src/events/event-record.entity.js';
 import { WebhookAttempt } from '../src/webhooks/webhook-attempt.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
@@ -381,6 +377,11 @@ interface OpenOptions {
   /** Replaces the service's list, to stand for a database deployed by an older release. */
   migrations?: Array<new () => MigrationInterface>;
   logging?: LoggerOptions;
+}
+
+/** A database as the release that shipped the first `migrations` migrations left it (not yet run). */
+function openRelease(url: string, migrations: number): Promise<DataSource> {
+  return openDataSource(url, { migrations: MIGRATION_CLASSES.slice(0, migrations) });
 }
 
 /** A data source exactly as the service and the TypeORM CLI build it, for driving migrations by hand. */
@@ -822,7 +823,7 @@ describe('database schema', () => {
     });
 
     it('applies the five newer migrations to posts of the first release: NULL owner_id, version 1', async () => {
-      const olderRelease = await openDataSource(database.url, { migrations: [CreatePosts1795000000000] });
+      const olderRelease = await openRelease(database.url, 1);
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
       const before = await selectPostRows(olderRelease, FIRST_MIGRATION_POST_COLUMNS);
@@ -853,9 +854,7 @@ describe('database schema', () => {
     });
 
     it('applies the four newest migrations to posts of the second release: owners kept, every post at version 1', async () => {
-      const olderRelease = await openDataSource(database.url, {
-        migrations: [CreatePosts1795000000000, AddApiKeysAndPostOwners1795000100000],
-      });
+      const olderRelease = await openRelease(database.url, 2);
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second', 'Third']);
       await setPostOwner(olderRelease, 'api-key:7', ['First', 'Third']);
@@ -884,13 +883,7 @@ describe('database schema', () => {
     });
 
     it('applies the events and webhooks migrations to a database of the third release: posts and versions kept, no events made up', async () => {
-      const olderRelease = await openDataSource(database.url, {
-        migrations: [
-          CreatePosts1795000000000,
-          AddApiKeysAndPostOwners1795000100000,
-          AddPostVersionsAndIdempotencyKeys1795000200000,
-        ],
-      });
+      const olderRelease = await openRelease(database.url, 3);
       await olderRelease.runMigrations();
       await insertPostRows(olderRelease, ['First', 'Second']);
       await olderRelease.query('UPDATE posts SET version = 5 WHERE title = ?', ['Second']);
@@ -908,14 +901,7 @@ describe('database schema', () => {
     });
 
     it('applies the webhooks migration to a database of the fourth release: fan-out starts after its newest event', async () => {
-      const olderRelease = await openDataSource(database.url, {
-        migrations: [
-          CreatePosts1795000000000,
-          AddApiKeysAndPostOwners1795000100000,
-          AddPostVersionsAndIdempotencyKeys1795000200000,
-          AddEvents1795000300000,
-        ],
-      });
+      const olderRelease = await openRelease(database.url, 4);
       await olderRelease.runMigrations();
       await olderRelease.query('UPDATE event_sequence SET last_position = 42 WHERE id = 1');
       await olderRelease.destroy();
@@ -932,15 +918,7 @@ describe('database schema', () => {
     });
 
     it('keys the events of a database of the fifth release by position: positions, data and the retention mark kept, an unnumbered event numbered after them, a removed position never handed out again', async () => {
-      const olderRelease = await openDataSource(database.url, {
-        migrations: [
-          CreatePosts1795000000000,
-          AddApiKeysAndPostOwners1795000100000,
-          AddPostVersionsAndIdempotencyKeys1795000200000,
-          AddEvents1795000300000,
-          AddWebhooks1795000400000,
-        ],
-      });
+      const olderRelease = await openRelease(database.url, 5);
       await olderRelease.runMigrations();
       // Events 1-3 numbered (1 and 2 since removed by retention, 5 handed out before them), and one
       // that its writer committed but never numbered.
