@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import type { DataSource, EntityManager, Repository } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { EntityRows, insertedId, type SqlStatement } from '../database/entity-rows.js';
 import { EventRecord } from './event-record.entity.js';
@@ -98,8 +98,7 @@ export class EventsRepository {
    * the inserted row's id; the sequencer numbers the event after the commit, as any other.
    */
   async insertWithEvent(insert: SqlStatement, event: NewEventOfInsert): Promise<number> {
-    const runner = this.dataSource.createQueryRunner('master');
-    try {
+    return this.inBatchedTransaction(async (runner) => {
       const results = (await runner.query(
         `START TRANSACTION; ${insert.sql}; ` +
           'INSERT INTO events (type, post_id, occurred_at, data) ' +
@@ -112,49 +111,50 @@ export class EventsRepository {
         ],
       )) as unknown[];
       return insertedId(results[1]);
-    } catch (error) {
-      // A broken connection cannot roll back; mysql2 drops it from the pool, its transaction with it.
-      await runner.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      await runner.release();
-    }
+    });
   }
 
   /**
    * Numbers committed events in insert order, up to `batch` of them, after the last position handed
    * out; returns the new last position and how many it numbered, or null when another instance's
-   * sequencer holds the turn.
+   * sequencer holds the turn. MySQL only (on SQLite the INSERT takes the position).
    * The sequence row is the lock (SKIP LOCKED: never wait for it), so positions are handed out by
    * one sequencer at a time and each commits before the next reads: positions become visible in
-   * order, with no gap a late commit could fill.
+   * order, with no gap a late commit could fill. Two statement batches, so two round trips: the
+   * lock and the events to number, then their positions, the sequence row and the commit.
    */
   async sequence(batch: number): Promise<{ lastPosition: number; numbered: number } | null> {
-    return this.inOwnTransaction(async (manager) => {
-      const [state] = await manager.query<Array<{ last_position: number | string }>>(
-        this.mysql
-          ? 'SELECT last_position FROM event_sequence WHERE id = 1 FOR UPDATE SKIP LOCKED'
-          : `SELECT last_position FROM event_sequence WHERE id = 1`,
-      );
-      if (state === undefined) return null;
-      const last = Number(state.last_position);
-      const pending = await manager.query<Array<{ id: number | string }>>(
-        'SELECT id FROM events WHERE position IS NULL ORDER BY id LIMIT ?',
+    return this.inBatchedTransaction(async (runner) => {
+      const [, , [state], pending] = (await runner.query(
+        'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION; ' +
+          'SELECT last_position FROM event_sequence WHERE id = 1 FOR UPDATE SKIP LOCKED; ' +
+          'SELECT id FROM events WHERE position IS NULL ORDER BY id LIMIT ?',
         [batch],
-      );
-      if (pending.length === 0) return { lastPosition: last, numbered: 0 };
+      )) as [unknown, unknown, Array<{ last_position: number | string }>, Array<{ id: number | string }>];
+      if (state === undefined) {
+        await runner.query('ROLLBACK');
+        return null;
+      }
+      const last = Number(state.last_position);
+      if (pending.length === 0) {
+        await runner.query('COMMIT');
+        return { lastPosition: last, numbered: 0 };
+      }
       const ids = pending.map((row) => Number(row.id));
+      const statements: string[] = [];
+      const parameters: unknown[] = [];
       for (let start = 0; start < ids.length; start += 100) {
         const chunk = ids.slice(start, start + 100);
         const cases = chunk.map(() => 'WHEN ? THEN ?').join(' ');
-        const parameters = chunk.flatMap((id, index) => [id, last + start + index + 1]);
-        await manager.query(
+        statements.push(
           `UPDATE events SET position = CASE id ${cases} END WHERE id IN (${chunk.map(() => '?').join(', ')})`,
-          [...parameters, ...chunk],
         );
+        parameters.push(...chunk.flatMap((id, index) => [id, last + start + index + 1]), ...chunk);
       }
       const next = last + ids.length;
-      await manager.query(`UPDATE event_sequence SET last_position = ? WHERE id = 1`, [next]);
+      statements.push('UPDATE event_sequence SET last_position = ? WHERE id = 1', 'COMMIT');
+      parameters.push(next);
+      await runner.query(statements.join('; '), parameters);
       return { lastPosition: next, numbered: ids.length };
     });
   }
@@ -217,6 +217,24 @@ export class EventsRepository {
 
   private inOwnTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.mysql ? this.dataSource.transaction('READ COMMITTED', work) : this.dataSource.transaction(work);
+  }
+
+  /**
+   * Runs `work`, which opens and ends a MySQL transaction in statement batches, on a connection of
+   * its own. MySQL stops a batch at its first failing statement, which leaves the transaction open:
+   * it is rolled back on that connection before the connection goes back to the pool. (A broken
+   * connection cannot roll back; mysql2 drops it from the pool, its transaction with it.)
+   */
+  private async inBatchedTransaction<T>(work: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner('master');
+    try {
+      return await work(runner);
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   private columns(): string {
