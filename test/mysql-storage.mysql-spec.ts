@@ -1,9 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { clearNoBackslashEscapes } from '../src/database/mysql-session.js';
 import { IdempotencyRecord } from '../src/idempotency/idempotency-record.entity.js';
 import type { PageQuery } from '../src/posts/dto/list-posts-query.dto.js';
 import { Post } from '../src/posts/post.entity.js';
 import { interleavedAuthors, seedPosts } from './factories/seed-posts.js';
 import { captureListSql, pageQueryAt } from './helpers/list-query-sql.js';
+import { buildPost } from './factories/post.factory.js';
 import { useTestApp } from './helpers/use-test-app.js';
 
 // MySQL/MariaDB only: this file runs in the e2e-mysql project alone (vitest.config.ts).
@@ -21,6 +23,58 @@ const TABLE_PLACEHOLDERS = `(${TABLES.map(() => '?').join(', ')})`;
 
 describe('MySQL/MariaDB storage', () => {
   const context = useTestApp();
+
+  describe('the sessions of the pool', () => {
+    interface PoolConnection {
+      query(sql: string, callback: (error: Error | null, rows: Array<{ mode: string }>) => void): void;
+      destroy(): void;
+      release(): void;
+    }
+    const pool = () =>
+      (
+        context.app.dataSource.driver as unknown as {
+          pool: {
+            listeners(event: 'connection'): unknown[];
+            getConnection(callback: (error: Error | null, connection: PoolConnection) => void): void;
+          };
+        }
+      ).pool;
+    const run = (connection: PoolConnection, sql: string) =>
+      new Promise<Array<{ mode: string }>>((resolve, reject) =>
+        connection.query(sql, (error, rows) => (error ? reject(error) : resolve(rows))),
+      );
+
+    it('read backslashes as escapes: every new connection takes NO_BACKSLASH_ESCAPES off its sql_mode, keeping the rest', async () => {
+      expect(pool().listeners('connection')).toEqual([clearNoBackslashEscapes]);
+      const connection = await new Promise<PoolConnection>((resolve, reject) =>
+        pool().getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
+      );
+      try {
+        // A session as a server whose default has the mode would open it.
+        await run(connection, "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES,NO_ZERO_DATE'");
+        await new Promise<void>((resolve) => {
+          clearNoBackslashEscapes(connection);
+          connection.query('SELECT 1', () => resolve());
+        });
+        expect(await run(connection, 'SELECT @@SESSION.sql_mode AS mode')).toEqual([
+          { mode: 'STRICT_TRANS_TABLES,NO_ZERO_DATE' },
+        ]);
+      } finally {
+        connection.destroy();
+      }
+    });
+
+    it('store a value that ends in a backslash or holds quotes and semicolons as it was sent', async () => {
+      const tricky = buildPost({ title: "x\\', 'y'); DROP TABLE posts; --", content: "\\'; SELECT 1; --\\" });
+      const created = await context.api.post<{ id: number; title: string; content: string }>('/posts', tricky);
+      expect(created.status).toBe(201);
+      const [row] = await context.app.dataSource.query<Array<{ title: string; content: string }>>(
+        'SELECT title, content FROM posts WHERE id = ?',
+        [created.body.id],
+      );
+      expect(row).toEqual({ title: tricky.title, content: tricky.content });
+    });
+  });
 
   /** The binary NO PAD utf8mb4 collation of this server flavour. */
   const expectedCollation = async (): Promise<string> => {

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { DATABASE_CONFIG } from '../config/config.module.js';
 import type { DatabaseConfig } from '../config/database-url.js';
 import { buildDataSourceOptions } from './database.options.js';
+import { keepBackslashEscapes } from './mysql-session.js';
 import { retrySqliteBusyWithoutBlocking } from './sqlite-busy-retry.js';
 import { gateSqliteTransactions } from './sqlite-transaction-gate.js';
 import { StartupLock, StartupLockedDataSource, StartupLockTimeoutError } from './startup-lock.js';
@@ -49,7 +50,9 @@ import { StartupLock, StartupLockedDataSource, StartupLockTimeoutError } from '.
         toRetry: (error: unknown) => !(error instanceof StartupLockTimeoutError),
       }),
       dataSourceFactory: async (options) => {
-        const dataSource = await new StartupLockedDataSource(options!).initialize();
+        const locked = new StartupLockedDataSource(options!);
+        if (locked.options.type === 'mysql') keepBackslashEscapes(locked);
+        const dataSource = await locked.initialize();
         if (dataSource.options.type === 'better-sqlite3') {
           retrySqliteBusyWithoutBlocking(dataSource);
           gateSqliteTransactions(dataSource);
