@@ -5,8 +5,9 @@
 // default mysql://root@127.0.0.1:3306), starts `node dist/src/main.js` on a free loopback port with a
 // generated admin key, creates the posts to aim at, and runs one sqlmap per parameter: the path id of
 // GET/PUT/PATCH/DELETE /posts/{id}, every query parameter of GET /posts, every JSON body field of
-// POST, PUT and PATCH, and the Idempotency-Key header of POST /posts. Several sqlmap processes run at
-// once (sqlmap's --threads does not parallelise its detection phase): about 240,000 requests and 20
+// POST, PUT and PATCH, the Idempotency-Key header of POST /posts, the query parameters of GET /events,
+// and the url, description and path id of the webhooks routes. Several sqlmap processes run at
+// once (sqlmap's --threads does not parallelise its detection phase): about 310,000 requests and 25
 // minutes on two busy cores.
 //
 // Fails (exit 1) when sqlmap reports an injection point, when sqlmap errs or could not finish a
@@ -23,6 +24,7 @@
 //   SECURITY_SCAN_KEEP=1     keep the work directory (sqlmap logs, traffic, service log)
 //   SQLMAP                   the sqlmap command (default: sqlmap)
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -249,6 +251,10 @@ async function startService(databaseUrl, adminToken) {
     THROTTLE_LIMIT: '100000000',
     THROTTLE_AUTH_FAILURE_LIMIT: '100000000',
     LOG_LEVEL: 'warn',
+    // Webhooks can be created (to a loopback URL) and none is ever delivered.
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    EVENTS_DELIVERY: 'false',
   };
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: root,
@@ -315,6 +321,14 @@ async function createFixtures(adminToken) {
   const listing = `limit=1&cursor=${encodeURIComponent(cursor)}&author=scan-list&order=desc&count=true`;
   const firstPage = 'limit=1&author=scan-list&order=desc&count=true';
   for (const query of [listing, firstPage]) await expectJson('GET', `/posts?${query}`, 200, { token: adminToken });
+  ids.webhook = (
+    await expectJson('POST', '/webhooks', 201, {
+      token: adminToken,
+      body: { url: 'http://127.0.0.1:9/scan', events: ['*'], description: 'Target of the injection scan' },
+    })
+  ).json.id;
+  // The creates above are in the feed: a page of it is the true page of the events targets.
+  await expectJson('GET', `/events?${EVENTS_QUERY}`, 200, { token: adminToken });
   return { writerToken: writer.json.token, ids, listing, firstPage };
 }
 
@@ -328,6 +342,9 @@ async function createFixtures(adminToken) {
 // as false positives, and stops testing the parameter with most of the level 5 set not run. A real
 // injection still shows: the true condition finds the row (the string is there), the false one does
 // not, and error, UNION, stacked and time-based tests do not use this comparison at all.
+
+// The feed from its start, one post.created event per page.
+const EVENTS_QUERY = 'after=0&limit=1&type=post.created';
 
 function targets({ adminToken, writerToken, ids, listing, firstPage }) {
   const json = 'Content-Type: application/json';
@@ -402,6 +419,31 @@ function targets({ adminToken, writerToken, ids, listing, firstPage }) {
       });
     }
   }
+  for (const parameter of ['after', 'limit', 'type']) {
+    list.push({
+      name: `GET /events · ${parameter}`,
+      method: 'GET',
+      path: `/events?${EVENTS_QUERY.replace(new RegExp(`(^|&)(${parameter}=[^&]*)`), '$1$2*')}`,
+      string: '"type":"post.created"',
+    });
+  }
+  const webhook = { url: 'http://127.0.0.1:9/scan', description: 'Scanned' };
+  for (const field of Object.keys(webhook)) {
+    list.push({
+      name: `POST /webhooks · ${field}`,
+      method: 'POST',
+      path: '/webhooks',
+      // Not events: ["*"]: sqlmap would take that * for an injection marker too.
+      data: JSON.stringify({ ...JSON.parse(body(webhook, field)), events: ['post.created'] }),
+      string: '"secret":"whsec_',
+    });
+  }
+  list.push({
+    name: 'GET /webhooks/{id} · id',
+    method: 'GET',
+    path: `/webhooks/${ids.webhook}*`,
+    string: `"id":${ids.webhook},`,
+  });
   // Idempotency-Key refuses spaces (400 before any SQL), so the payloads' spaces become /**/ comments:
   // the same payloads then reach the idempotency store's queries.
   list.push({
