@@ -3,6 +3,7 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Scope } from '../src/auth/principal.js';
+import { EventSequencer } from '../src/events/event-sequencer.js';
 import { buildPost } from './factories/post.factory.js';
 import {
   describeRequest,
@@ -31,6 +32,7 @@ const RUNS: Record<Category, number> = {
   'api-key-expiry': 700,
   path: 1_200,
   query: 1_200,
+  'events-query': 1_000,
 };
 const MINIMUM_REQUESTS = 10_000;
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -204,6 +206,10 @@ describe('fuzzing the posts API with malformed requests', { tags: ['database'] }
     const firstPage = await api.get('/posts?limit=1');
     const cursor = /[?&]cursor=([^&>]+)/.exec(firstPage.headers.get('link') ?? '')?.[1];
     expect(cursor).toBeDefined();
+    await context.app.app.get(EventSequencer).settle();
+    const [{ head }] = await context.app.dataSource.query<Array<{ head: number | string }>>(
+      'SELECT MAX(position) AS head FROM events',
+    );
     return {
       adminToken: context.app.adminToken,
       writerToken: context.app.writerToken,
@@ -212,6 +218,7 @@ describe('fuzzing the posts API with malformed requests', { tags: ['database'] }
       otherPostIds,
       deletedPostId,
       cursor: decodeURIComponent(cursor!),
+      feedHead: Number(head),
     };
   };
 

@@ -37,7 +37,8 @@ export type Category =
   | 'idempotency-key'
   | 'api-key-expiry'
   | 'path'
-  | 'query';
+  | 'query'
+  | 'events-query';
 
 /** What the problem of a refusal must say beyond its status: its type, and what its `errors` name. */
 export interface ExpectedProblem {
@@ -80,6 +81,8 @@ export interface FuzzTargets {
   deletedPostId: number;
   /** The cursor of the second page of GET /posts?limit=1 (order desc, no author). */
   cursor: string;
+  /** The id of the newest event once the fixtures were made: no later one is asked for as valid. */
+  feedHead: number;
 }
 
 type BodyMode = 'create' | 'replace' | 'patch';
@@ -145,6 +148,27 @@ export function isValidListQuery(queryString: string, issuedCursor: string): boo
   if (cursor !== undefined && (cursor !== issuedCursor || (order ?? 'desc') !== 'desc' || author !== undefined)) {
     return false;
   }
+  return true;
+}
+
+// The event types of contract §9, and the pattern of a `type` list (events-query.dto.ts).
+const EVENT_TYPES = ['post.created', 'post.updated', 'post.deleted'];
+
+/**
+ * Whether GET /events answers 200 to this query: only after, limit, type and wait, once each; after
+ * an event id no later than `feedHead` (the feed only grows, so such an id stays valid), limit like
+ * the posts' limit, type a comma-separated list of event types, wait 0-30 whole seconds.
+ */
+export function isValidEventsQuery(queryString: string, feedHead: number): boolean {
+  const query = parseQueryString(queryString);
+  for (const [key, value] of Object.entries(query)) {
+    if (!['after', 'limit', 'type', 'wait'].includes(key) || typeof value !== 'string') return false;
+  }
+  const { after, limit, type, wait } = query as Record<string, string | undefined>;
+  if (after !== undefined && (!/^[0-9]{1,15}$/.test(after) || Number(after) > feedHead)) return false;
+  if (limit !== undefined && (!/^[0-9]+$/.test(limit) || /^0+$/.test(limit))) return false;
+  if (type !== undefined && !type.split(',').every((name) => EVENT_TYPES.includes(name))) return false;
+  if (wait !== undefined && !/^(?:[0-9]|[12][0-9]|30)$/.test(wait)) return false;
   return true;
 }
 
@@ -1696,6 +1720,107 @@ function queryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     .filter((fuzz) => fuzz.path.length <= MAX_URL_LENGTH);
 }
 
+/**
+ * GET /events with generated queries, as an admin (the feed's scope). A valid wait is only ever 0:
+ * a long poll with nothing after the cursor would outlast the request deadline.
+ */
+function eventsQueryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
+  const head = String(targets.feedHead);
+  const key = fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom('after', 'limit', 'type', 'wait') },
+    { weight: 2, arbitrary: fc.constantFrom(...QUERY_KEYS, 'cursor', 'types', 'Type') },
+    { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
+  );
+  const value = fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom(
+        '',
+        '0',
+        '00',
+        '1',
+        '001',
+        head,
+        `0${head}`,
+        '999999999999999',
+        '9999999999999999',
+        '-1',
+        '1.5',
+        '1e3',
+        ' 1',
+        '1 ',
+        '0x10',
+        '\uff11',
+        '100',
+        '101',
+        '31',
+        '030',
+        'post.created',
+        'post.deleted,post.updated',
+        'post.created,post.created',
+        'post.created,',
+        ',post.created',
+        'post.*',
+        'POST.CREATED',
+        'post.created post.deleted',
+        '*',
+      ),
+    },
+    { weight: 1, arbitrary: fc.nat().map(String) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 5_000 }).map((length) => '9'.repeat(length)) },
+    { weight: 2, arbitrary: textArbitrary },
+  );
+  const parameter = fc.record({ key, value, form: fc.constantFrom('encoded', 'encoded', 'loose', 'bare') });
+  return fc
+    .record({
+      parameters: fc.array(parameter, { maxLength: 5 }),
+      junk: fc.constantFrom('', '', '', '&', '&&', '=', '&=&'),
+      requestId: requestIdHeader,
+    })
+    .map(({ parameters, junk, requestId }) => {
+      const queryString =
+        parameters
+          .map(({ key: name, value: text, form }) => {
+            const sent = sentEventsValue(name, text, targets.feedHead);
+            return form === 'bare'
+              ? percentEncode(name)
+              : form === 'loose'
+                ? `${looselyEncode(name)}=${looselyEncode(sent)}`
+                : `${percentEncode(name)}=${percentEncode(sent)}`;
+          })
+          .join('&') + junk;
+      const valid = isValidEventsQuery(queryString, targets.feedHead);
+      const headers: Record<string, string> = { authorization: bearer(targets.adminToken) };
+      if (requestId !== null) headers['x-request-id'] = requestId;
+      return request({
+        category: 'events-query',
+        method: 'GET',
+        path: `/events?${queryString}`,
+        headers,
+        valid,
+        expected: [valid ? 200 : 400],
+        successBodyViolation: (body) =>
+          Array.isArray(body) && body.every((event) => typeof (event as { id?: unknown }).id === 'string')
+            ? null
+            : 'a 200 whose body is not a list of events',
+      });
+    })
+    .filter((fuzz) => fuzz.path.length <= MAX_URL_LENGTH);
+}
+
+/**
+ * What the events fuzz sends for a generated value: a valid wait other than 0 becomes 0 (see above);
+ * an event id after the fixtures' newest but one the run's own writes could reach becomes one they
+ * never will, so that whether it is valid does not depend on when it is sent.
+ */
+function sentEventsValue(name: string, text: string, feedHead: number): string {
+  if (name === 'wait' && /^(?:[1-9]|[12][0-9]|30)$/.test(text)) return '0';
+  if (name === 'after' && /^[0-9]{1,15}$/.test(text) && Number(text) > feedHead && Number(text) < 1e12) {
+    return '999999999999999';
+  }
+  return text;
+}
+
 /** The generator of each category. */
 export function fuzzArbitraries(targets: FuzzTargets): Record<Category, fc.Arbitrary<FuzzRequest>> {
   return {
@@ -1711,5 +1836,6 @@ export function fuzzArbitraries(targets: FuzzTargets): Record<Category, fc.Arbit
     'api-key-expiry': apiKeyExpiryRequests(targets),
     path: pathRequests(targets),
     query: queryRequests(targets),
+    'events-query': eventsQueryRequests(targets),
   };
 }
