@@ -1621,6 +1621,39 @@ const QUERY_KEYS = [
   'a.b',
 ];
 
+/**
+ * Query strings of up to `maxParameters` generated parameters, each percent-encoded, loosely encoded
+ * or bare (a key alone), with junk separators at the end, and an optional X-Request-Id. `sent` may
+ * rewrite a value before it is encoded.
+ */
+function queryStrings(
+  key: fc.Arbitrary<string>,
+  value: fc.Arbitrary<string>,
+  maxParameters: number,
+  sent: (name: string, text: string) => string = (_name, text) => text,
+): fc.Arbitrary<{ queryString: string; requestId: string | null }> {
+  const parameter = fc.record({ key, value, form: fc.constantFrom('encoded', 'encoded', 'loose', 'bare') });
+  return fc
+    .record({
+      parameters: fc.array(parameter, { maxLength: maxParameters }),
+      junk: fc.constantFrom('', '', '', '&', '&&', '=', '&=&'),
+      requestId: requestIdHeader,
+    })
+    .map(({ parameters, junk, requestId }) => ({
+      queryString:
+        parameters
+          .map(({ key: name, value: text, form }) =>
+            form === 'bare'
+              ? percentEncode(name)
+              : form === 'loose'
+                ? `${looselyEncode(name)}=${looselyEncode(sent(name, text))}`
+                : `${percentEncode(name)}=${percentEncode(sent(name, text))}`,
+          )
+          .join('&') + junk,
+      requestId,
+    }));
+}
+
 function queryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
   const { cursor } = targets;
   const key = fc.oneof(
@@ -1683,28 +1716,8 @@ function queryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     },
     { weight: 3, arbitrary: textArbitrary },
   );
-  const parameter = fc.record({
-    key,
-    value,
-    form: fc.constantFrom('encoded', 'encoded', 'loose', 'bare'),
-  });
-  return fc
-    .record({
-      parameters: fc.array(parameter, { maxLength: 6 }),
-      junk: fc.constantFrom('', '', '', '&', '&&', '=', '&=&'),
-      requestId: requestIdHeader,
-    })
-    .map(({ parameters, junk, requestId }) => {
-      const queryString =
-        parameters
-          .map(({ key: name, value: text, form }) =>
-            form === 'bare'
-              ? percentEncode(name)
-              : form === 'loose'
-                ? `${looselyEncode(name)}=${looselyEncode(text)}`
-                : `${percentEncode(name)}=${percentEncode(text)}`,
-          )
-          .join('&') + junk;
+  return queryStrings(key, value, 6)
+    .map(({ queryString, requestId }) => {
       const valid = isValidListQuery(queryString, cursor);
       const headers: Record<string, string> = { authorization: bearer(targets.writerToken) };
       if (requestId !== null) headers['x-request-id'] = requestId;
@@ -1770,25 +1783,8 @@ function eventsQueryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 5_000 }).map((length) => '9'.repeat(length)) },
     { weight: 2, arbitrary: textArbitrary },
   );
-  const parameter = fc.record({ key, value, form: fc.constantFrom('encoded', 'encoded', 'loose', 'bare') });
-  return fc
-    .record({
-      parameters: fc.array(parameter, { maxLength: 5 }),
-      junk: fc.constantFrom('', '', '', '&', '&&', '=', '&=&'),
-      requestId: requestIdHeader,
-    })
-    .map(({ parameters, junk, requestId }) => {
-      const queryString =
-        parameters
-          .map(({ key: name, value: text, form }) => {
-            const sent = sentEventsValue(name, text, targets.feedHead);
-            return form === 'bare'
-              ? percentEncode(name)
-              : form === 'loose'
-                ? `${looselyEncode(name)}=${looselyEncode(sent)}`
-                : `${percentEncode(name)}=${percentEncode(sent)}`;
-          })
-          .join('&') + junk;
+  return queryStrings(key, value, 5, (name, text) => sentEventsValue(name, text, targets.feedHead))
+    .map(({ queryString, requestId }) => {
       const valid = isValidEventsQuery(queryString, targets.feedHead);
       const headers: Record<string, string> = { authorization: bearer(targets.adminToken) };
       if (requestId !== null) headers['x-request-id'] = requestId;
