@@ -178,7 +178,7 @@ describe('GET /events (contract §9: the feed)', () => {
     ['after=-1', 'after'],
     ['after=1234567890123456', 'after'],
     ['after=999999999999', 'after'],
-    ['type=post.published', 'type'],
+    ['type=post.archived', 'type'],
     ['type=post.created,', 'type'],
     ['type=post.created&type=post.deleted', 'type'],
     ['wait=31', 'wait'],

@@ -15,7 +15,9 @@ const TEXT_COLUMNS: Record<string, string[]> = {
   api_keys: ['name', 'scopes', 'token_digest', 'token_hint'],
   events: ['data', 'type'],
   idempotency_keys: ['idempotency_key', 'principal_id', 'request_digest', 'response_body', 'response_headers'],
-  posts: ['author', 'content', 'owner_id', 'title'],
+  post_revisions: ['author', 'content', 'status', 'title'],
+  posts: ['author', 'content', 'owner_id', 'status', 'title'],
+  posts_trash: ['author', 'content', 'owner_id', 'status', 'title'],
 };
 const TABLES = Object.keys(TEXT_COLUMNS);
 /** `(?, ?, ?)`, one placeholder per table, for `TABLE_NAME IN ...`. */
@@ -82,7 +84,7 @@ describe('MySQL/MariaDB storage', () => {
     return version.includes('MariaDB') ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
   };
 
-  describe('the posts, api_keys and idempotency_keys tables', () => {
+  describe('the tables with text columns', () => {
     it('are InnoDB tables in utf8mb4 with the binary NO PAD collation of this server', async () => {
       const collation = await expectedCollation();
 
@@ -105,7 +107,7 @@ describe('MySQL/MariaDB storage', () => {
       );
     });
 
-    it('give every text column of the three tables utf8mb4 and that collation', async () => {
+    it('give every text column of those tables utf8mb4 and that collation', async () => {
       const collation = await expectedCollation();
 
       const rows = await context.app.dataSource.query<
@@ -116,18 +118,22 @@ describe('MySQL/MariaDB storage', () => {
         TABLES,
       );
 
-      // Sorted here: information_schema's collation may place '_' after letters.
-      const byTableAndName = (row: { TABLE_NAME: string; COLUMN_NAME: string }) =>
-        `${row.TABLE_NAME}.${row.COLUMN_NAME}`;
-      expect(rows.sort((left, right) => byTableAndName(left).localeCompare(byTableAndName(right)))).toEqual(
-        Object.entries(TEXT_COLUMNS).flatMap(([table, columns]) =>
-          columns.map((name) => ({
-            TABLE_NAME: table,
-            COLUMN_NAME: name,
-            CHARACTER_SET_NAME: 'utf8mb4',
-            COLLATION_NAME: collation,
-          })),
-        ),
+      // Both sides sorted here, by code unit: information_schema's collation may place '_' after letters.
+      const byTableAndName = (left: { TABLE_NAME: string; COLUMN_NAME: string }, right: typeof left): number => {
+        const [a, b] = [left, right].map((row) => `${row.TABLE_NAME}.${row.COLUMN_NAME}`);
+        return a < b ? -1 : a > b ? 1 : 0;
+      };
+      expect(rows.sort(byTableAndName)).toEqual(
+        Object.entries(TEXT_COLUMNS)
+          .flatMap(([table, columns]) =>
+            columns.map((name) => ({
+              TABLE_NAME: table,
+              COLUMN_NAME: name,
+              CHARACTER_SET_NAME: 'utf8mb4',
+              COLLATION_NAME: collation,
+            })),
+          )
+          .sort(byTableAndName),
       );
     });
 
@@ -179,7 +185,9 @@ describe('MySQL/MariaDB storage', () => {
     const POSTS_PER_AUTHOR = 100;
     const PAGE_SIZE = 20;
     const AUTHOR = 'author-07';
-    // Handler_read_* count index entries and rows read by InnoDB, whatever the plan.
+    // Handler_read_* count index entries and rows read by InnoDB, whatever the plan. The _rnd ones
+    // count the reads of a published page's temporary tables (its two seeks' rows, merged): rows of
+    // the page, not of the table, so they are left out.
     const HANDLER_READS = 'Handler_read%';
 
     beforeAll(async () => {
@@ -207,23 +215,32 @@ describe('MySQL/MariaDB storage', () => {
           Value: string;
         }>;
         expect(counters.length).toBeGreaterThan(0);
-        return { returned: rows.length, read: counters.reduce((sum, counter) => sum + Number(counter.Value), 0) };
+        const indexReads = counters.filter((counter) => !counter.Variable_name.startsWith('Handler_read_rnd'));
+        return { returned: rows.length, read: indexReads.reduce((sum, counter) => sum + Number(counter.Value), 0) };
       } finally {
         await queryRunner.release();
       }
     };
 
     const listings: Array<{ name: string; query: PageQuery; deep: number }> = [
-      { name: 'all posts, newest first', query: { limit: PAGE_SIZE, order: 'desc', count: false }, deep: 2_900 },
-      { name: 'all posts, oldest first', query: { limit: PAGE_SIZE, order: 'asc', count: false }, deep: 2_900 },
+      {
+        name: 'all posts, newest first',
+        query: { limit: PAGE_SIZE, order: 'desc', status: 'published', count: false },
+        deep: 2_900,
+      },
+      {
+        name: 'all posts, oldest first',
+        query: { limit: PAGE_SIZE, order: 'asc', status: 'published', count: false },
+        deep: 2_900,
+      },
       {
         name: "one author's posts, newest first",
-        query: { limit: PAGE_SIZE, order: 'desc', author: AUTHOR, count: false },
+        query: { limit: PAGE_SIZE, order: 'desc', author: AUTHOR, status: 'published', count: false },
         deep: 75,
       },
       {
         name: "one author's posts, oldest first",
-        query: { limit: PAGE_SIZE, order: 'asc', author: AUTHOR, count: false },
+        query: { limit: PAGE_SIZE, order: 'asc', author: AUTHOR, status: 'published', count: false },
         deep: 75,
       },
     ];
@@ -245,9 +262,10 @@ describe('MySQL/MariaDB storage', () => {
     }
 
     it('does see depth: the same page reached with OFFSET reads every row it skips', async () => {
-      const { sql, parameters } = await listSql(listings[0].query);
-
-      const cost = await measure(`${sql} OFFSET 2900`, parameters);
+      const cost = await measure(
+        "SELECT * FROM posts FORCE INDEX (idx_posts_status_id) WHERE status = 'published' ORDER BY id DESC LIMIT ? OFFSET 2900",
+        [PAGE_SIZE + 1],
+      );
 
       expect(cost.returned).toBe(PAGE_SIZE + 1);
       expect(cost.read).toBeGreaterThanOrEqual(2_900 + PAGE_SIZE);

@@ -25,12 +25,24 @@ describe('posts CRUD', () => {
       expect(response.status).toBe(201);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(response.headers.get('location')).toBe(`/posts/${response.body.id}`);
-      expect(Object.keys(response.body).sort()).toEqual(['author', 'content', 'createdAt', 'id', 'title', 'updatedAt']);
+      expect(Object.keys(response.body).sort()).toEqual([
+        'author',
+        'content',
+        'createdAt',
+        'id',
+        'publishedAt',
+        'status',
+        'title',
+        'updatedAt',
+      ]);
       expect(response.body).toMatchObject(input);
       expect(typeof response.body.id).toBe('number');
       expect(Number.isSafeInteger(response.body.id) && response.body.id > 0).toBe(true);
       expect(response.body.createdAt).toMatch(ISO_MILLISECONDS);
       expect(response.body.updatedAt).toBe(response.body.createdAt);
+      // A client of the original interface, which sends no status, gets a post published at once.
+      expect(response.body.status).toBe('published');
+      expect(response.body.publishedAt).toBe(response.body.createdAt);
       expect(await context.countPosts()).toBe(countBefore + 1);
       const row = await context.findPostRow(response.body.id);
       expect(row).toMatchObject(input);

@@ -8,7 +8,7 @@ import { deploymentUrl } from './helpers/deployment.js';
 import type { HttpResult } from './helpers/http.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
-const POST_FIELDS = ['author', 'content', 'createdAt', 'id', 'title', 'updatedAt'];
+const POST_FIELDS = ['author', 'content', 'createdAt', 'id', 'publishedAt', 'status', 'title', 'updatedAt'];
 const NEXT_LINK = /^<([^>]+)>; rel="next"$/;
 const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 // A walk that needs more pages than this is following a loop, not a listing.

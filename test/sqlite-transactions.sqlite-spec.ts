@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { describe, expect, it } from 'vitest';
 import { PostsRepository } from '../src/posts/posts.repository.js';
-import { buildPost } from './factories/post.factory.js';
+import { buildPublishedPostFields } from './factories/post.factory.js';
 import { useTestApp } from './helpers/use-test-app.js';
 
 /** A promise and the function that settles it. */
@@ -25,7 +25,7 @@ describe('transactions on the one SQLite connection', () => {
     const { txHost, posts } = services();
     const opened = deferred();
     const done = txHost.withTransaction(async () => {
-      await posts.insert(buildPost({ title: 'rolled back' }), 'api-key:1');
+      await posts.insert(buildPublishedPostFields({ title: 'rolled back' }), 'api-key:1', new Date());
       opened.resolve();
       await release;
       throw new Error('the transaction fails');
@@ -39,7 +39,7 @@ describe('transactions on the one SQLite connection', () => {
     const transaction = failingTransaction(release.promise);
     await transaction.opened;
 
-    const other = posts.insert(buildPost({ title: 'kept' }), 'api-key:2');
+    const other = posts.insert(buildPublishedPostFields({ title: 'kept' }), 'api-key:2', new Date());
     await new Promise((resolve) => setTimeout(resolve, 20));
     release.resolve();
 
@@ -54,7 +54,9 @@ describe('transactions on the one SQLite connection', () => {
     const transaction = failingTransaction(release.promise);
     await transaction.opened;
 
-    const other = txHost.withTransaction(() => posts.insert(buildPost({ title: 'committed' }), 'api-key:2'));
+    const other = txHost.withTransaction(() =>
+      posts.insert(buildPublishedPostFields({ title: 'committed' }), 'api-key:2', new Date()),
+    );
     await new Promise((resolve) => setTimeout(resolve, 20));
     release.resolve();
 

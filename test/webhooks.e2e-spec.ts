@@ -110,7 +110,7 @@ describe('webhooks (contract §9: push)', { tags: ['instance'] }, () => {
     [{ url: 'ftp://example.com/hook', events: ['*'] }, '/url'],
     [{ url: 'http://user:pw@example.com/hook', events: ['*'] }, '/url'],
     [{ url: 'not a url', events: ['*'] }, '/url'],
-    [{ url: 'https://example.com/hook', events: ['post.published'] }, '/events'],
+    [{ url: 'https://example.com/hook', events: ['post.archived'] }, '/events'],
     [{ url: 'https://example.com/hook', events: [] }, '/events'],
   ])('refuses %j with 400 pointing at the field', async (body, pointer) => {
     const problem = expectProblem(await admin.post('/webhooks', body), 400, 'validation-failed');

@@ -7,11 +7,11 @@ import type { BaselineSettings, PostStore, StoredPost } from './post-http.js';
 // over the text protocol as TypeORM's mysql driver uses it (query(), not execute()). Neither reads
 // anything back after the INSERT.
 export const SELECT_BY_ID =
-  'SELECT `id`, `title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at` ' +
+  'SELECT `id`, `title`, `content`, `author`, `owner_id`, `version`, `status`, `published_at`, `created_at`, `updated_at` ' +
   'FROM `posts` WHERE `id` = ?';
 export const INSERT =
-  'INSERT INTO `posts` (`title`, `content`, `author`, `owner_id`, `version`, `created_at`, `updated_at`) ' +
-  'VALUES (?, ?, ?, ?, ?, ?, ?)';
+  'INSERT INTO `posts` (`title`, `content`, `author`, `owner_id`, `version`, `status`, `published_at`, `created_at`, `updated_at`) ' +
+  'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 export function openMysqlStore(settings: BaselineSettings): PostStore {
   const database = parseDatabaseUrl(settings.databaseUrl, { poolSize: settings.poolSize });
@@ -46,6 +46,8 @@ export function openMysqlStore(settings: BaselineSettings): PostStore {
         content: row.content as string,
         author: row.author as string,
         version: Number(row.version),
+        status: row.status as string,
+        publishedAt: row.published_at as Date | null,
         createdAt: row.created_at as Date,
         updatedAt: row.updated_at as Date,
       } satisfies StoredPost;
@@ -57,6 +59,8 @@ export function openMysqlStore(settings: BaselineSettings): PostStore {
         input.author,
         ownerId,
         1,
+        'published',
+        now,
         now,
         now,
       ]);

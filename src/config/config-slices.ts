@@ -19,7 +19,7 @@ export const WEBHOOKS_CONFIG = Symbol('WEBHOOKS_CONFIG');
 export type HttpConfig = Pick<AppConfig, 'apiPrefix' | 'publicBaseUrl' | 'bodyLimitBytes' | 'bodyTimeoutMs'>;
 export type AuthConfig = AppConfig['auth'];
 export type RateLimitConfig = AppConfig['rateLimit'];
-export type PostsConfig = Pick<AppConfig, 'cursorSecret' | 'requireIfMatch'>;
+export type PostsConfig = Pick<AppConfig, 'cursorSecret' | 'requireIfMatch' | 'revisionsPerPost' | 'trashRetentionMs'>;
 export type MetricsConfig = Pick<AppConfig, 'metricsToken'>;
 export type LoggingConfig = Pick<AppConfig, 'logLevel'>;
 export type EventsConfig = AppConfig['events'];
@@ -41,7 +41,12 @@ export const CONFIG_SLICES: Provider[] = [
   })),
   slice(AUTH_CONFIG, (config): AuthConfig => config.auth),
   slice(RATE_LIMIT_CONFIG, (config): RateLimitConfig => config.rateLimit),
-  slice(POSTS_CONFIG, ({ cursorSecret, requireIfMatch }): PostsConfig => ({ cursorSecret, requireIfMatch })),
+  slice(POSTS_CONFIG, ({ cursorSecret, requireIfMatch, revisionsPerPost, trashRetentionMs }): PostsConfig => ({
+    cursorSecret,
+    requireIfMatch,
+    revisionsPerPost,
+    trashRetentionMs,
+  })),
   slice(METRICS_CONFIG, ({ metricsToken }): MetricsConfig => ({ metricsToken })),
   slice(LOGGING_CONFIG, ({ logLevel }): LoggingConfig => ({ logLevel })),
   slice(EVENTS_CONFIG, (config): EventsConfig => config.events),

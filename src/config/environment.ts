@@ -110,6 +110,16 @@ class EnvironmentVariables {
   EVENTS_RETENTION?: string;
 
   @IsOptional()
+  @Matches(/^[1-9]\d{0,3}$/, { message: 'REVISIONS_PER_POST must be a whole number from 1 to 9999' })
+  REVISIONS_PER_POST?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,5}(?:ms|s|m|h|d)$/, {
+    message: 'TRASH_RETENTION must be a duration such as 30d, 12h, 90m or 500ms (a number from 1 to 999999 and a unit)',
+  })
+  TRASH_RETENTION?: string;
+
+  @IsOptional()
   @Matches(/^(?:[1-9]\d{0,4}ms|(?:[1-9]|1[0-5])s)$/, {
     message: 'EVENTS_HEARTBEAT must be a duration from 1ms to 15s, such as 15s or 500ms',
   })
@@ -224,6 +234,10 @@ export interface AppConfig {
   shutdownTimeoutMs: number;
   /** Writes (PUT, PATCH, DELETE) without If-Match are refused with 428. */
   requireIfMatch: boolean;
+  /** Revisions kept per post, the oldest dropped first (contract §10). */
+  revisionsPerPost: number;
+  /** How long a post stays in the trash before it is erased. */
+  trashRetentionMs: number;
   /** Proxies in front of the service whose X-Forwarded-For is believed; 0: none, the peer address counts. */
   trustProxy: number;
   events: {
@@ -288,6 +302,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     corsOrigins: variables.CORS_ORIGINS === undefined ? [] : variables.CORS_ORIGINS.split(','),
     shutdownTimeoutMs: Number(variables.SHUTDOWN_TIMEOUT ?? 10_000),
     requireIfMatch: variables.REQUIRE_IF_MATCH === 'true',
+    revisionsPerPost: Number(variables.REVISIONS_PER_POST ?? 50),
+    trashRetentionMs: parseDuration(variables.TRASH_RETENTION ?? '30d'),
     trustProxy: Number(variables.TRUST_PROXY ?? 0),
     events: {
       retentionMs: parseDuration(variables.EVENTS_RETENTION ?? '30d'),

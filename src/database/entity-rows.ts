@@ -11,6 +11,8 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 export class EntityRows<T extends ObjectLiteral> {
   /** `SELECT <every column> FROM <table> WHERE <primary key> = ?` */
   readonly selectByPrimaryKey: string;
+  /** `<every column>`, escaped, in the order hydrate() reads them: for queries of the entity's own. */
+  readonly selectedColumns: string;
   /** `INSERT INTO <table> (<every column the database does not generate>) VALUES (?, …)` */
   readonly insertRow: string;
   private readonly insertedColumns: ColumnMetadata[];
@@ -21,6 +23,7 @@ export class EntityRows<T extends ObjectLiteral> {
     const [primary] = metadata.primaryColumns;
     const table = driver.escape(metadata.tableName);
     const columns = metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
+    this.selectedColumns = columns;
     this.selectByPrimaryKey = `SELECT ${columns} FROM ${table} WHERE ${driver.escape(primary.databaseName)} = ?`;
     this.insertedColumns = metadata.columns.filter((column) => !column.isGenerated);
     this.insertRow =
@@ -81,4 +84,12 @@ export function insertedId(raw: unknown): number {
   if (typeof id !== 'number' && typeof id !== 'bigint')
     throw new Error(`the driver reported no inserted id: ${String(raw)}`);
   return Number(id);
+}
+
+/** Runs an UPDATE or DELETE in the context's transaction; returns how many rows it changed. */
+export async function changedRows(manager: EntityManager, sql: string, parameters: unknown[]): Promise<number> {
+  const runner = manager.queryRunner;
+  if (runner === undefined || !runner.isTransactionActive) throw new Error(`runs in a transaction: ${sql}`);
+  const result = await runner.query(sql, parameters, true);
+  return result.affected ?? 0;
 }

@@ -1,8 +1,18 @@
-/** The event types of contract §9; `post.updated` stands for both PUT and PATCH. */
+/**
+ * The event types of contracts §9 and §10. One event per change, named after what the change did:
+ * `post.updated` for a PUT or PATCH that neither publishes nor takes back to draft, `post.published`
+ * when a post becomes published (by a write, or when its scheduled instant passes), `post.unpublished`
+ * when it goes back to draft, `post.deleted` when it moves to the trash, `post.restored` when it comes
+ * back, `post.purged` when it is erased (a tombstone, like `post.deleted`).
+ */
 export const EventTypes = {
   postCreated: 'post.created',
   postUpdated: 'post.updated',
+  postPublished: 'post.published',
+  postUnpublished: 'post.unpublished',
   postDeleted: 'post.deleted',
+  postRestored: 'post.restored',
+  postPurged: 'post.purged',
 } as const;
 
 export type EventType = (typeof EventTypes)[keyof typeof EventTypes];

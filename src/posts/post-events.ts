@@ -1,15 +1,17 @@
-import type { Principal } from '../auth/principal.js';
-import { EventTypes, type NewEvent, type NewEventOfInsert } from '../events/event-types.js';
+import { EventTypes, type EventType, type NewEvent, type NewEventOfInsert } from '../events/event-types.js';
 import type { Post } from './post.entity.js';
 import { toPostResource } from './post.resource.js';
 
-/** The event of a create or an update: the post as GET shows it after the change, and its version. */
-export function postWritten(type: 'created' | 'updated', post: Post, principal: Principal): NewEvent {
+/** Who made a change the service made by itself (a scheduled publication, the trash's retention). */
+export const SYSTEM_ACTOR = 'system';
+
+/** The event of a change that leaves a post in place: the post as GET shows it after the change, and its version. */
+export function postChanged(type: EventType, post: Post, actor: string, occurredAt = post.updatedAt): NewEvent {
   return {
-    type: type === 'created' ? EventTypes.postCreated : EventTypes.postUpdated,
+    type,
     postId: post.id,
-    occurredAt: post.updatedAt,
-    data: { post: toPostResource(post), version: post.version, principal: principal.id },
+    occurredAt,
+    data: { post: toPostResource(post), version: post.version, principal: actor },
   };
 }
 
@@ -18,10 +20,10 @@ const DATA_BEFORE_ID = '{"post":{"id":';
 
 /**
  * The event of a create whose post's id the database assigns in the same statement batch: the JSON
- * of postWritten()'s `data` split where the id goes.
+ * of postChanged()'s `data` split where the id goes.
  */
-export function postCreatedAroundId(post: Post, principal: Principal): NewEventOfInsert {
-  const event = postWritten('created', { ...post, id: 0 }, principal);
+export function postCreatedAroundId(post: Post, actor: string): NewEventOfInsert {
+  const event = postChanged(EventTypes.postCreated, { ...post, id: 0 }, actor);
   const json = JSON.stringify(event.data);
   if (!json.startsWith(`${DATA_BEFORE_ID}0,`)) throw new Error(`a post event's data must begin with ${DATA_BEFORE_ID}`);
   return {
@@ -32,14 +34,15 @@ export function postCreatedAroundId(post: Post, principal: Principal): NewEventO
 }
 
 /**
- * The tombstone of a delete: the id only. Its version is one more than the deleted post's last, so
- * a receiver that keeps the highest version per post lets the delete win over any update.
+ * The tombstone of a delete (to the trash) or a purge: the id only. Its version is one more than the
+ * post's last, so a receiver that keeps the highest version per post lets it win over any update.
  */
-export function postDeleted(id: number, lastVersion: number, principal: Principal): NewEvent {
-  return {
-    type: EventTypes.postDeleted,
-    postId: id,
-    occurredAt: new Date(),
-    data: { post: { id }, version: lastVersion + 1, principal: principal.id },
-  };
+export function postTombstone(
+  type: typeof EventTypes.postDeleted | typeof EventTypes.postPurged,
+  id: number,
+  lastVersion: number,
+  actor: string,
+  occurredAt = new Date(),
+): NewEvent {
+  return { type, postId: id, occurredAt, data: { post: { id }, version: lastVersion + 1, principal: actor } };
 }

@@ -37,8 +37,8 @@ import { PatchPostDto } from './dto/patch-post.dto.js';
 import { PostInputDto } from './dto/post-input.dto.js';
 import { ApiIdParam, ApiIfMatch, ApiProblems, ETAG_HEADER, RATE_LIMIT_HEADERS } from '../openapi/api-responses.js';
 import { BEARER_SCHEME } from '../openapi/openapi.js';
-import { postETag, writePrecondition, type WritePrecondition } from './post-etag.js';
-import type { Post as PostEntity } from './post.entity.js';
+import { postETag } from './post-etag.js';
+import { preconditionOf, represent } from './post-http.js';
 import { PostResource, toPostResource } from './post.resource.js';
 import { PostsService } from './posts.service.js';
 
@@ -54,7 +54,10 @@ export class PostsController {
 
   @Get()
   @RequireScope(Scope.postsRead)
-  @ApiOperation({ summary: 'List posts, newest first, with keyset pagination (scope posts:read)' })
+  @ApiOperation({
+    summary: 'List posts, newest first, with keyset pagination (scope posts:read)',
+    description: "Published posts by default; status=draft or scheduled lists the caller's own (every one for admin).",
+  })
   @ApiOkResponse({
     type: [PostResource],
     headers: {
@@ -66,15 +69,17 @@ export class PostsController {
   @ApiProblems(400, 403)
   async list(
     @Query() query: ListPostsQueryDto,
+    @CurrentPrincipal() principal: Principal,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PostResource[]> {
     const pageQuery = toPageQuery(query);
-    const page = await this.postsService.findPage(pageQuery);
+    const page = await this.postsService.findPage(pageQuery, principal);
     if (page.nextCursor !== undefined) {
       const next = this.urls.to('/posts', {
         limit: String(pageQuery.limit),
         order: pageQuery.order,
         author: pageQuery.author,
+        status: query.status,
         count: query.count,
         cursor: page.nextCursor,
       });
@@ -87,7 +92,10 @@ export class PostsController {
   @Get(':id')
   @ApiIdParam()
   @RequireScope(Scope.postsRead)
-  @ApiOperation({ summary: 'Read one post (scope posts:read)' })
+  @ApiOperation({
+    summary: 'Read one post (scope posts:read)',
+    description: 'A draft or a not yet published scheduled post is 404 to anyone but its owner and admins.',
+  })
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'ETag(s) or *: 304 when the post is unchanged' })
   @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
   @ApiNotModifiedResponse({ description: 'The post still has the given ETag', headers: ETAG_HEADER })
@@ -95,10 +103,11 @@ export class PostsController {
   async findOne(
     @Param('id', ParseIdPipe) id: number,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @CurrentPrincipal() principal: Principal,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PostResource | undefined> {
     const condition = parseEntityTagCondition(ifNoneMatch, 'If-None-Match');
-    const post = await this.postsService.findOne(id);
+    const post = await this.postsService.findOne(id, principal);
     const etag = postETag(post);
     response.setHeader('ETag', etag);
     if (condition !== undefined && weakMatch(condition, etag)) {
@@ -110,7 +119,10 @@ export class PostsController {
 
   @Post()
   @RequireScope(Scope.postsWrite)
-  @ApiOperation({ summary: 'Create a post (scope posts:write); the caller becomes its owner' })
+  @ApiOperation({
+    summary: 'Create a post (scope posts:write); the caller becomes its owner',
+    description: 'Without status the post is published now; send draft, or scheduled with a future publishedAt.',
+  })
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
@@ -129,7 +141,14 @@ export class PostsController {
   })
   @ApiProblems(400, 403, 409, 413, 415, 422)
   @Idempotent({
-    fingerprint: ({ body }: { body: Partial<PostInputDto> }) => ['POST /posts', body.title, body.content, body.author],
+    fingerprint: ({ body }: { body: Partial<PostInputDto> }) => [
+      'POST /posts',
+      body.title,
+      body.content,
+      body.author,
+      body.status,
+      body.publishedAt,
+    ],
   })
   async create(
     @Body() input: PostInputDto,
@@ -144,7 +163,11 @@ export class PostsController {
   @Put(':id')
   @ApiIdParam()
   @RequireScope(Scope.postsWrite)
-  @ApiOperation({ summary: 'Replace a post: title, content and author (owner or admin)' })
+  @ApiOperation({
+    summary: 'Replace a post: title, content and author (owner or admin)',
+    description:
+      'status and publishedAt are optional: absent, the post keeps its state. The replaced state is kept as a revision.',
+  })
   @ApiIfMatch()
   @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
   @ApiProblems(400, 403, 404, 412, 413, 415, 428)
@@ -161,7 +184,10 @@ export class PostsController {
   @Patch(':id')
   @ApiIdParam()
   @RequireScope(Scope.postsWrite)
-  @ApiOperation({ summary: 'Change some fields of a post with a JSON merge patch (owner or admin)' })
+  @ApiOperation({
+    summary: 'Change some fields of a post with a JSON merge patch (owner or admin)',
+    description: 'The replaced state is kept as a revision.',
+  })
   @ApiConsumes('application/json', 'application/merge-patch+json')
   @ApiIfMatch()
   @ApiOkResponse({ type: PostResource, headers: { ...ETAG_HEADER, ...RATE_LIMIT_HEADERS } })
@@ -179,9 +205,12 @@ export class PostsController {
   @Delete(':id')
   @ApiIdParam()
   @RequireScope(Scope.postsWrite)
-  @ApiOperation({ summary: 'Delete a post (owner or admin); a second DELETE is 404' })
+  @ApiOperation({
+    summary: 'Move a post to the trash (owner or admin); a second DELETE is 404',
+    description: 'GET /trash lists it; POST /trash/{id}/restore brings it back, DELETE /trash/{id} erases it.',
+  })
   @ApiIfMatch()
-  @ApiNoContentResponse({ description: 'Deleted', headers: RATE_LIMIT_HEADERS })
+  @ApiNoContentResponse({ description: 'In the trash', headers: RATE_LIMIT_HEADERS })
   @ApiProblems(400, 403, 404, 412, 428)
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(
@@ -191,14 +220,4 @@ export class PostsController {
   ): Promise<void> {
     await this.postsService.remove(id, principal, preconditionOf(id, ifMatch));
   }
-}
-
-/** A post as the response body, with its ETag: what create, replace and patch answer. */
-function represent(post: PostEntity, response: Response): PostResource {
-  response.setHeader('ETag', postETag(post));
-  return toPostResource(post);
-}
-
-function preconditionOf(id: number, ifMatch: string | undefined): WritePrecondition {
-  return writePrecondition(id, parseEntityTagCondition(ifMatch, 'If-Match'));
 }

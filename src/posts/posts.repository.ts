@@ -2,24 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { In, type FindOptionsWhere, type Repository } from 'typeorm';
-import { EntityRows, type SqlStatement } from '../database/entity-rows.js';
-import { Post } from './post.entity.js';
+import type { Repository } from 'typeorm';
+import { changedRows, EntityRows, type SqlStatement } from '../database/entity-rows.js';
+import { Post, type PostStatus } from './post.entity.js';
+import { postAsOf } from './post-lifecycle.js';
 
 /** The fields a client writes. */
-export type PostFields = Pick<Post, 'title' | 'content' | 'author'>;
-
-/**
- * The rows a write may touch: the post, its owner's unless an admin writes, and the versions
- * If-Match allows. Checks and write are one statement, so nothing can change in between.
- */
-export interface PostWriteTarget {
-  id: number;
-  ownerId?: string;
-  versions?: number[];
-}
+export type PostFields = Pick<Post, 'title' | 'content' | 'author' | 'status' | 'publishedAt'>;
 
 export interface PostsPageQuery {
+  /** published: what everyone sees (due scheduled posts included); draft and scheduled: not yet published. */
+  status: PostStatus;
+  /** Only this owner's posts (drafts and scheduled posts of a caller that is not admin). */
+  ownerId?: string;
   author?: string;
   order: 'asc' | 'desc';
   /** The keyset position: posts after (asc) or before (desc) this id. */
@@ -27,62 +22,135 @@ export interface PostsPageQuery {
   /** Rows to read: one more than the page, to tell whether another page follows. */
   rows: number;
   count: boolean;
+  now: Date;
 }
 
 /**
- * All SQL about posts. Statements run in the transaction of the calling context when there is one
- * (TransactionHost), else on their own. The primary-key read and the insert are fixed statements
- * (EntityRows: prepared once, no query builder on the hot path); the listing is a keyset query.
+ * All SQL about the posts table. Statements run in the transaction of the calling context when
+ * there is one (TransactionHost), else on their own. Every statement is fixed SQL (EntityRows: no
+ * query builder on the hot paths). Posts come out as of now (postAsOf): a scheduled post whose
+ * instant has passed reads as published even before the publication sweep has stored it.
+ * Status values are written into the SQL as literals, never bound: SQLite uses its partial index on
+ * scheduled posts only for a WHERE that names the literal.
  */
 @Injectable()
 export class PostsRepository {
   private readonly rows: EntityRows<Post>;
+  private readonly mysql: boolean;
 
   constructor(
     @InjectRepository(Post) private readonly posts: Repository<Post>,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
   ) {
     this.rows = new EntityRows(posts);
+    this.mysql = posts.manager.connection.options.type !== 'better-sqlite3';
   }
 
-  findById(id: number): Promise<Post | undefined> {
-    return this.rows.findByPrimaryKey(id, this.txHost.tx);
+  /** The post as of `now`, or undefined (never a trashed one: the trash is another table). */
+  async findById(id: number, now = new Date()): Promise<Post | undefined> {
+    const post = await this.rows.findByPrimaryKey(id, this.txHost.tx);
+    return post === undefined ? undefined : postAsOf(post, now);
   }
 
-  /** Just enough of a post to explain why a write did not apply to it. */
-  async findOwner(id: number): Promise<Pick<Post, 'id' | 'ownerId'> | undefined> {
-    const post = await this.txHost.tx.findOne(Post, { where: { id }, select: { id: true, ownerId: true } });
-    return post ?? undefined;
-  }
-
-  /** The post's version, its row locked until the transaction ends (MySQL; SQLite has one writer). */
-  async lockVersion(id: number): Promise<number | undefined> {
-    const manager = this.txHost.tx;
-    const select = manager
-      .createQueryBuilder(Post, 'post')
-      .select('post.version', 'version')
-      .where('post.id = :id', { id });
-    if (manager.connection.options.type !== 'better-sqlite3') select.setLock('pessimistic_write');
-    const row = await select.getRawOne<{ version: number | string }>();
-    return row === undefined ? undefined : Number(row.version);
+  /** The post as stored, its row locked until the transaction ends (MySQL; SQLite has one writer). */
+  async lockById(id: number): Promise<Post | undefined> {
+    const rows = await this.txHost.tx.query<Array<Record<string, unknown>>>(
+      // SQLite runs one write transaction at a time: its reads in one need no lock.
+      `${this.rows.selectByPrimaryKey}${this.mysql ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
+    return rows.length === 0 ? undefined : this.rows.hydrate(rows[0]);
   }
 
   /**
-   * One page of the keyset listing on the primary key: an index seek from the previous page's last
-   * id (never OFFSET), so page 50,000 costs what page 1 costs.
+   * One page of the keyset listing: an index seek from the previous page's last id (never OFFSET),
+   * so page 50,000 costs what page 1 costs. Published posts are two seeks in one statement: the
+   * stored ones on (status, id), and the scheduled ones whose instant has passed but which the sweep
+   * has not stored yet (a few seconds' worth) on the scheduled index.
    */
   async findPage(query: PostsPageQuery): Promise<{ rows: Post[]; totalCount?: number }> {
-    const select = this.posts.createQueryBuilder('post', this.txHost.tx.queryRunner);
-    if (query.author !== undefined) select.andWhere('post.author = :author', { author: query.author });
-    const totalCount = query.count ? await select.clone().getCount() : undefined;
-    if (query.after !== undefined) {
-      select.andWhere(query.order === 'desc' ? 'post.id < :after' : 'post.id > :after', { after: query.after });
+    const statement = this.pageStatement(query);
+    const totalCount = query.count ? await this.count(query) : undefined;
+    const rows = await this.txHost.tx.query<Array<Record<string, unknown>>>(statement.sql, statement.parameters);
+    return { rows: rows.map((row) => postAsOf(this.rows.hydrate(row), query.now)), totalCount };
+  }
+
+  /** The statement of findPage()'s rows (the schema test explains it). */
+  pageStatement(query: PostsPageQuery): SqlStatement {
+    const direction = query.order === 'desc' ? 'DESC' : 'ASC';
+    // The keyset index of the filter, named: left to their statistics, both databases sometimes walk
+    // the primary key instead, which costs a page per page only while few posts are filtered out.
+    const index =
+      query.author !== undefined
+        ? 'idx_posts_author_status_id'
+        : query.ownerId !== undefined
+          ? 'idx_posts_owner_status_id'
+          : 'idx_posts_status_id';
+    const keyset = this.mysql ? `posts FORCE INDEX (${index})` : `posts INDEXED BY ${index}`;
+    const seek = (conditions: string[], parameters: unknown[], from = keyset): SqlStatement => {
+      const where = [...conditions];
+      const bound = [...parameters];
+      if (query.ownerId !== undefined) {
+        where.push('owner_id = ?');
+        bound.push(query.ownerId);
+      }
+      if (query.author !== undefined) {
+        where.push('author = ?');
+        bound.push(query.author);
+      }
+      if (query.after !== undefined) {
+        where.push(query.order === 'desc' ? 'id < ?' : 'id > ?');
+        bound.push(query.after);
+      }
+      return {
+        sql: `SELECT ${this.rows.selectedColumns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY id ${direction} LIMIT ?`,
+        parameters: [...bound, query.rows],
+      };
+    };
+    switch (query.status) {
+      case 'draft':
+        return seek(["status = 'draft'"], []);
+      case 'scheduled':
+        return seek(["status = 'scheduled'", 'published_at > ?'], [this.time(query.now)]);
+      case 'published': {
+        const stored = seek(["status = 'published'"], []);
+        // Due but not yet stored by the sweep: a few seconds' worth, found on the scheduled index.
+        const due = seek(["status = 'scheduled'", 'published_at <= ?'], [this.time(query.now)], 'posts');
+        return {
+          sql:
+            `SELECT * FROM (${stored.sql}) AS stored_published UNION ALL ` +
+            `SELECT * FROM (${due.sql}) AS due_published ORDER BY id ${direction} LIMIT ?`,
+          parameters: [...stored.parameters, ...due.parameters, query.rows],
+        };
+      }
     }
-    const rows = await select
-      .orderBy('post.id', query.order === 'desc' ? 'DESC' : 'ASC')
-      .limit(query.rows)
-      .getMany();
-    return { rows, totalCount };
+  }
+
+  private async count(query: PostsPageQuery): Promise<number> {
+    const where: string[] = [];
+    const parameters: unknown[] = [];
+    if (query.status === 'draft') where.push("status = 'draft'");
+    else {
+      where.push(
+        query.status === 'scheduled'
+          ? "status = 'scheduled' AND published_at > ?"
+          : "(status = 'published' OR (status = 'scheduled' AND published_at <= ?))",
+      );
+      parameters.push(this.time(query.now));
+    }
+    if (query.ownerId !== undefined) {
+      where.push('owner_id = ?');
+      parameters.push(query.ownerId);
+    }
+    if (query.author !== undefined) {
+      where.push('author = ?');
+      parameters.push(query.author);
+    }
+    const [row] = await this.txHost.tx.query<Array<{ total: number | string }>>(
+      `SELECT COUNT(*) AS total FROM posts WHERE ${where.join(' AND ')}`,
+      parameters,
+    );
+    return Number(row.total);
   }
 
   /**
@@ -90,43 +158,63 @@ export class PostsRepository {
    * is read back: neither save()'s SELECT before nor insert()'s SELECT after; the id comes from the
    * driver. Both databases keep a JS Date's milliseconds (DATETIME(3) on MySQL).
    */
-  async insert(fields: PostFields, ownerId: string): Promise<Post> {
-    const post = this.newPost(fields, ownerId);
+  async insert(fields: PostFields, ownerId: string, now: Date): Promise<Post> {
+    const post = this.newPost(fields, ownerId, now);
     post.id = await this.rows.insert(post, this.txHost.tx);
     return post;
   }
 
   /** The post insert() would write (its id still unset) and its INSERT, for a statement batch. */
-  insertStatement(fields: PostFields, ownerId: string): { post: Post; statement: SqlStatement } {
-    const post = this.newPost(fields, ownerId);
+  insertStatement(fields: PostFields, ownerId: string, now: Date): { post: Post; statement: SqlStatement } {
+    const post = this.newPost(fields, ownerId, now);
     return { post, statement: this.rows.insertStatement(post) };
   }
 
-  private newPost(fields: PostFields, ownerId: string): Post {
-    const now = new Date();
+  private newPost(fields: PostFields, ownerId: string, now: Date): Post {
     return this.posts.create({ ...fields, ownerId, version: 1, createdAt: now, updatedAt: now });
   }
 
-  /** Applies the changes and moves the version in one UPDATE; false when no row matched the target. */
-  async update(target: PostWriteTarget, changes: Partial<PostFields>): Promise<boolean> {
-    const result = await this.txHost.tx.update(Post, whereOf(target), {
-      ...changes,
-      updatedAt: new Date(),
-      version: () => 'version + 1',
-    });
-    return Boolean(result.affected);
+  /** Writes the post's new fields and the next version; the caller holds its row (lockById). */
+  async update(id: number, fields: PostFields, now: Date): Promise<void> {
+    await this.txHost.tx.query(
+      'UPDATE posts SET title = ?, content = ?, author = ?, status = ?, published_at = ?, updated_at = ?, ' +
+        'version = version + 1 WHERE id = ?',
+      [fields.title, fields.content, fields.author, fields.status, this.time(fields.publishedAt), this.time(now), id],
+    );
   }
 
-  /** False when no row matched the target. */
-  async delete(target: PostWriteTarget): Promise<boolean> {
-    const result = await this.txHost.tx.delete(Post, whereOf(target));
-    return Boolean(result.affected);
+  /**
+   * Stores the publication of a scheduled post whose instant has passed, with the version postAsOf()
+   * showed; false when there was none to store (not due, or another instance stored it first: the
+   * row's lock makes the second UPDATE find it published, so its event is written once in a fleet).
+   */
+  async publishIfDue(id: number, now: Date): Promise<boolean> {
+    const changed = await changedRows(
+      this.txHost.tx,
+      "UPDATE posts SET status = 'published', version = version + 1 " +
+        "WHERE id = ? AND status = 'scheduled' AND published_at <= ?",
+      [id, this.time(now)],
+    );
+    return changed > 0;
   }
-}
 
-function whereOf(target: PostWriteTarget): FindOptionsWhere<Post> {
-  const where: FindOptionsWhere<Post> = { id: target.id };
-  if (target.ownerId !== undefined) where.ownerId = target.ownerId;
-  if (target.versions !== undefined) where.version = In(target.versions);
-  return where;
+  /** Ids of scheduled posts whose instant has passed, the longest due first (the scheduled index). */
+  async findDue(now: Date, limit: number): Promise<number[]> {
+    const rows = await this.txHost.tx.query<Array<{ id: number | string }>>(
+      "SELECT id FROM posts WHERE status = 'scheduled' AND published_at <= ? ORDER BY published_at LIMIT ?",
+      [this.time(now), limit],
+    );
+    return rows.map((row) => Number(row.id));
+  }
+
+  /** Removes the post's row (it has been copied to the trash in the same transaction). */
+  async delete(id: number): Promise<void> {
+    await this.txHost.tx.query('DELETE FROM posts WHERE id = ?', [id]);
+  }
+
+  private time(date: Date | null): unknown {
+    if (date === null) return null;
+    const column = this.posts.metadata.findColumnWithPropertyName('updatedAt')!;
+    return this.posts.manager.connection.driver.preparePersistentValue(date, column);
+  }
 }

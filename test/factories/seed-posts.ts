@@ -17,11 +17,23 @@ export function interleavedAuthors(options: { authors: number; postsPerAuthor: n
   }));
 }
 
-/** Inserts the posts straight into the table, in chunks of 500 rows, all created and updated now. */
-export async function seedPosts(dataSource: DataSource, posts: PostInput[]): Promise<void> {
+/**
+ * Inserts the posts straight into the table, in chunks of 500 rows, all created and updated now,
+ * published now unless a row says otherwise.
+ */
+export async function seedPosts(
+  dataSource: DataSource,
+  posts: Array<PostInput & Partial<Pick<Post, 'status' | 'publishedAt' | 'ownerId'>>>,
+): Promise<void> {
   const repository = dataSource.getRepository(Post);
   const now = new Date();
-  const rows = posts.map((post) => ({ ...post, createdAt: now, updatedAt: now }));
+  const rows = posts.map((post) => ({
+    status: 'published' as const,
+    publishedAt: post.status === 'draft' ? null : now,
+    ...post,
+    createdAt: now,
+    updatedAt: now,
+  }));
   for (let start = 0; start < rows.length; start += CHUNK_SIZE) {
     await repository.insert(rows.slice(start, start + CHUNK_SIZE));
   }

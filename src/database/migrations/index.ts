@@ -4,6 +4,7 @@ import { AddPostVersionsAndIdempotencyKeys1795000200000 } from './1795000200000-
 import { AddEvents1795000300000 } from './1795000300000-add-events.js';
 import { AddWebhooks1795000400000 } from './1795000400000-add-webhooks.js';
 import { KeyEventsByPosition1795000500000 } from './1795000500000-key-events-by-position.js';
+import { AddEditorialLife1795000600000 } from './1795000600000-add-editorial-life.js';
 
 // Listed explicitly rather than globbed: the same list works from TypeScript sources (tests) and
 // from the compiled build (service and CLI), and a migration can never be picked up by accident.
@@ -14,4 +15,5 @@ export const MIGRATIONS = [
   AddEvents1795000300000,
   AddWebhooks1795000400000,
   KeyEventsByPosition1795000500000,
+  AddEditorialLife1795000600000,
 ];

@@ -2,12 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, toPageQuery, type ListPostsQueryDto } from './list-posts-query.dto.js';
 
 describe('toPageQuery', () => {
-  it('uses a limit of 20, descending order and no count when nothing is given', () => {
+  it('uses a limit of 20, descending order, published posts and no count when nothing is given', () => {
     const query: ListPostsQueryDto = {};
 
     const page = toPageQuery(query);
 
-    expect(page).toEqual({ limit: 20, order: 'desc', author: undefined, cursor: undefined, count: false });
+    expect(page).toEqual({
+      limit: 20,
+      order: 'desc',
+      author: undefined,
+      status: 'published',
+      cursor: undefined,
+      count: false,
+    });
     expect(DEFAULT_PAGE_SIZE).toBe(20);
     expect(MAX_PAGE_SIZE).toBe(100);
   });

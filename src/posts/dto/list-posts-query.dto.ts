@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageLimit, pageLimit } from '../../common/pagination/page-limit.js';
 import { IsText } from '../../common/validation/text-rules.js';
+import { PostStatuses, type PostStatus } from '../post.entity.js';
 import { AUTHOR_RULE } from './post-input.dto.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -9,8 +10,8 @@ export const MAX_PAGE_SIZE = 100;
 
 const once = (name: string): { message: string } => ({ message: `${name} must be given at most once` });
 
-/** Query of GET /posts. Values stay strings here; PostsService.findPage gets them parsed by toPageQuery(). */
-export class ListPostsQueryDto {
+/** Query of GET /posts/:id/revisions and GET /trash: a page size and a cursor. */
+export class PageQueryDto {
   @PageLimit(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
   limit?: string;
 
@@ -19,7 +20,10 @@ export class ListPostsQueryDto {
   @IsString(once('cursor'))
   @MaxLength(256, { message: 'cursor is not a cursor issued by this service' })
   cursor?: string;
+}
 
+/** Query of GET /posts. Values stay strings here; PostsService.findPage gets them parsed by toPageQuery(). */
+export class ListPostsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'Exact match' })
   @IsOptional()
   @IsText(AUTHOR_RULE)
@@ -29,6 +33,15 @@ export class ListPostsQueryDto {
   @IsOptional()
   @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
   order?: string;
+
+  @ApiPropertyOptional({
+    enum: PostStatuses,
+    default: 'published',
+    description: "published: everyone's; draft and scheduled: the caller's own (everyone's for admin)",
+  })
+  @IsOptional()
+  @IsIn(PostStatuses, { message: `status must be one of ${PostStatuses.join(', ')}` })
+  status?: string;
 
   @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false', description: 'true adds X-Total-Count' })
   @IsOptional()
@@ -40,6 +53,7 @@ export interface PageQuery {
   limit: number;
   order: 'asc' | 'desc';
   author?: string;
+  status: PostStatus;
   cursor?: string;
   count: boolean;
 }
@@ -49,7 +63,12 @@ export function toPageQuery(query: ListPostsQueryDto): PageQuery {
     limit: pageLimit(query.limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
     order: query.order === 'asc' ? 'asc' : 'desc',
     author: query.author,
+    status: (query.status ?? 'published') as PostStatus,
     cursor: query.cursor,
     count: query.count === 'true',
   };
+}
+
+export function toSimplePageQuery(query: PageQueryDto): { limit: number; cursor?: string } {
+  return { limit: pageLimit(query.limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), cursor: query.cursor };
 }
