@@ -4,9 +4,10 @@
 // Builds the service, creates a throwaway MySQL/MariaDB database (server from TEST_MYSQL_URL,
 // default mysql://root@127.0.0.1:3306), starts `node dist/src/main.js` on a free loopback port with a
 // generated admin key, creates the posts to aim at, and runs one sqlmap per parameter: the path id of
-// GET/PUT/PATCH/DELETE /posts/{id}, every query parameter of GET /posts, every JSON body field of
-// POST, PUT and PATCH, the Idempotency-Key header of POST /posts, the query parameters of GET /events,
-// and the url, description and path id of the webhooks routes. Several sqlmap processes run at
+// GET/PUT/PATCH/DELETE /posts/{id} and the revision number of GET /posts/{id}/revisions/{version},
+// every query parameter of GET /posts (status included), every JSON body field of POST, PUT and
+// PATCH, the Idempotency-Key header of POST /posts, the query parameters of GET /events, and the url,
+// description and path id of the webhooks routes. Several sqlmap processes run at
 // once (sqlmap's --threads does not parallelise its detection phase): about 310,000 requests and 25
 // minutes on two busy cores.
 //
@@ -318,9 +319,11 @@ async function createFixtures(adminToken) {
   if (!cursor) throw new Error(`GET /posts?limit=1 gave no next link: ${first.headers.link}`);
   // The cursor belongs to its author and order: with another author or order the answer is a 400
   // before any SQL runs, so the author and order targets go without it (a first page).
-  const listing = `limit=1&cursor=${encodeURIComponent(cursor)}&author=scan-list&order=desc&count=true`;
-  const firstPage = 'limit=1&author=scan-list&order=desc&count=true';
+  const listing = `limit=1&cursor=${encodeURIComponent(cursor)}&author=scan-list&order=desc&count=true&status=published`;
+  const firstPage = 'limit=1&author=scan-list&order=desc&count=true&status=published';
   for (const query of [listing, firstPage]) await expectJson('GET', `/posts?${query}`, 200, { token: adminToken });
+  // A revision (version 1) of the GET target, for the revision target: a patch that keeps its text.
+  await expectJson('PATCH', `/posts/${ids.get}`, 200, { token: adminToken, body: { status: 'published' } });
   ids.webhook = (
     await expectJson('POST', '/webhooks', 201, {
       token: adminToken,
@@ -359,6 +362,12 @@ function targets({ adminToken, writerToken, ids, listing, firstPage }) {
     // found … process it?", which would otherwise mark every field too: the body targets below).
     { name: 'GET /posts/{id} · id', method: 'GET', path: `/posts/${ids.get}*`, string: thePost(ids.get) },
     {
+      name: 'GET /posts/{id}/revisions/{version} · version',
+      method: 'GET',
+      path: `/posts/${ids.get}/revisions/1*`,
+      string: '"version":1,',
+    },
+    {
       name: 'PUT /posts/{id} · id',
       method: 'PUT',
       path: `/posts/${ids.put}*`,
@@ -386,8 +395,9 @@ function targets({ adminToken, writerToken, ids, listing, firstPage }) {
       string: '"status":403,',
     },
   ];
-  for (const parameter of ['limit', 'cursor', 'author', 'order', 'count']) {
-    const query = parameter === 'author' || parameter === 'order' ? firstPage : listing;
+  for (const parameter of ['limit', 'cursor', 'author', 'order', 'count', 'status']) {
+    // The cursor belongs to its author, order and status: those targets go without it.
+    const query = ['author', 'order', 'status'].includes(parameter) ? firstPage : listing;
     const marked = query.replace(new RegExp(`(^|&)(${parameter}=[^&]*)`), '$1$2*');
     list.push({
       name: `GET /posts · ${parameter}`,

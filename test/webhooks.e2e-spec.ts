@@ -146,6 +146,33 @@ describe('webhooks (contract §9: push)', { tags: ['instance'] }, () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('delivers the editorial events of §10, each signed, to a webhook that subscribes to them', async () => {
+    const webhook = await subscribe(['post.published', 'post.unpublished', 'post.restored', 'post.purged']);
+    const draft = (await api.post<PostResource>('/posts', { ...buildPost(), status: 'draft' })).body;
+    await api.patch(`/posts/${draft.id}`, { status: 'published' });
+    await api.patch(`/posts/${draft.id}`, { status: 'draft' });
+    await api.patch(`/posts/${draft.id}`, { title: 'not sent: an update of a draft' });
+    await api.delete(`/posts/${draft.id}`);
+    await api.post(`/trash/${draft.id}/restore`);
+    await api.delete(`/posts/${draft.id}`);
+    await api.delete(`/trash/${draft.id}`);
+
+    const deliveries = await receiver.waitFor(4);
+    // Deliveries may overtake one another (docs/api.md): their order is the versions'.
+    const events = deliveries
+      .map((delivery) => verify(webhook.secret, delivery) as FeedEvent)
+      .sort((left, right) => Number(left.data.version) - Number(right.data.version));
+    expect(events.map((event) => [event.type, event.data.version])).toEqual([
+      ['post.published', 2],
+      ['post.unpublished', 3],
+      ['post.restored', 6],
+      ['post.purged', 8],
+    ]);
+    expect(events[3].data.post).toEqual({ id: draft.id });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.received).toHaveLength(4);
+  });
+
   it('retries a receiver that answers 500, with the same webhook-id, until it succeeds; the log shows each attempt', async () => {
     receiver.answer = (n) => (n <= 2 ? 500 : 204);
     const webhook = await subscribe();

@@ -14,6 +14,8 @@ const USAGE = `Usage: npm run --silent apikey -- <command> [options]
   create --name NAME --scopes SCOPE[,SCOPE…] [--expires-in 30d] [--json]
          Creates a key and prints its token (shown only this once).
          Scopes: ${ALL_SCOPES.join(', ')}. Durations: 90s, 45m, 12h, 30d.
+         posts:read reads published posts; posts:write also writes, and sees its own drafts,
+         scheduled posts, revisions and trash; admin sees and changes everyone's.
   list   [--json]       Lists keys (never their tokens).
   revoke ID             Revokes a key; every instance refuses it within 5 seconds.
 
