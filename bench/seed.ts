@@ -18,7 +18,8 @@ export interface PostIdRange {
 const MYSQL_BATCH_ROWS = 2_000;
 const AUTHORS = 100;
 const EPOCH = Date.UTC(2026, 0, 1);
-const COLUMNS = '(title, content, author, owner_id, version, created_at, updated_at)';
+// Published at their creation, as the service's own creates are.
+const COLUMNS = '(title, content, author, owner_id, version, status, published_at, created_at, updated_at)';
 
 /**
  * The principal the service gives the bootstrap key (`api-key:<id>`): seeded posts belong to it, as
@@ -64,11 +65,11 @@ function seedSqlite(
   ownerId: string,
 ): void {
   const { sqlite } = connection;
-  const insert = sqlite.prepare(`INSERT INTO posts ${COLUMNS} VALUES (?, ?, ?, ?, 1, ?, ?)`);
+  const insert = sqlite.prepare(`INSERT INTO posts ${COLUMNS} VALUES (?, ?, ?, ?, 1, 'published', ?, ?, ?)`);
   sqlite.transaction(() => {
     for (let index = first; index < first + count; index++) {
       const post = seededPost(index);
-      insert.run(post.title, post.content, post.author, ownerId, post.createdAt, post.createdAt);
+      insert.run(post.title, post.content, post.author, ownerId, post.createdAt, post.createdAt, post.createdAt);
     }
   })();
   // Folds the WAL back into the database file, so the service does not start with a huge WAL to search.
@@ -86,7 +87,17 @@ async function seedMysql(
     const rows: unknown[][] = [];
     for (let index = start; index < Math.min(start + MYSQL_BATCH_ROWS, first + count); index++) {
       const post = seededPost(index);
-      rows.push([post.title, post.content, post.author, ownerId, 1, post.createdAt, post.createdAt]);
+      rows.push([
+        post.title,
+        post.content,
+        post.author,
+        ownerId,
+        1,
+        'published',
+        post.createdAt,
+        post.createdAt,
+        post.createdAt,
+      ]);
     }
     await connection.mysql.query(`INSERT INTO posts ${COLUMNS} VALUES ?`, [rows]);
   }
