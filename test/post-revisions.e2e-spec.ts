@@ -277,6 +277,26 @@ describe('revisions of a post (contract §10)', () => {
       },
     );
   });
+
+  it('trims the revisions of two posts at their cap, written at the same time, without a deadlock: every PATCH succeeds', async () => {
+    const posts = [(await create()).body, (await create()).body];
+    // Past the default cap of 50: from then on every write deletes its post's oldest revision.
+    for (let edit = 0; edit < 55; edit++) {
+      for (const post of posts)
+        expect((await api.patch(`/posts/${post.id}`, { title: `edit ${edit}` })).status).toBe(200);
+    }
+
+    const statuses: number[] = [];
+    for (let round = 0; round < 60; round++) {
+      const answers = await Promise.all(
+        posts.map((post) => api.patch(`/posts/${post.id}`, { content: `round ${round}` })),
+      );
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    for (const post of posts) expect(await storedRevisions(post.id)).toHaveLength(50);
+  });
 });
 
 describe('with REVISIONS_PER_POST=3', { tags: ['instance'] }, () => {

@@ -7,22 +7,30 @@ import { changedRows, EntityRows } from '../database/entity-rows.js';
 import type { Post } from './post.entity.js';
 import { PostRevision } from './post-revision.entity.js';
 
+// Revisions deleted per statement: a lowered REVISIONS_PER_POST is worked off over several writes.
+const DELETE_BATCH = 1_000;
+
 /** All SQL about post_revisions; the writes run in the transaction of the post's change. */
 @Injectable()
 export class PostRevisionsRepository {
   private readonly rows: EntityRows<PostRevision>;
+  // The (post_id, version) index, named on MySQL so that a read of one post's revisions never scans.
+  private readonly byPostAndVersion: string;
 
   constructor(
     @InjectRepository(PostRevision) private readonly revisions: Repository<PostRevision>,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
   ) {
     this.rows = new EntityRows(revisions);
+    const sqlite = revisions.manager.connection.options.type === 'better-sqlite3';
+    this.byPostAndVersion = sqlite ? '' : ' FORCE INDEX (uq_post_revisions_post_version)';
   }
 
   /**
    * Keeps `post` (the state a write is about to replace) and drops the oldest revisions beyond
-   * `keep`. The trim first finds the newest revision to drop with a plain read, so the DELETE, and
-   * its locks, run only when there is something to drop.
+   * `keep`. The ones to drop are found with a plain read, then deleted by primary key: a range DELETE
+   * may scan (and lock) far more than the post's rows on MySQL, and two writers trimming different
+   * posts then deadlock. Only the post's writer, which holds the post's row, touches its revisions.
    */
   async keep(post: Post, revisedAt: Date, keep: number): Promise<void> {
     const manager = this.txHost.tx;
@@ -37,16 +45,11 @@ export class PostRevisionsRepository {
       revisedAt,
     });
     await this.rows.insert(revision, manager);
-    const [oldestDropped] = await manager.query<Array<{ version: number | string }>>(
-      'SELECT version FROM post_revisions WHERE post_id = ? ORDER BY version DESC LIMIT 1 OFFSET ?',
-      [post.id, keep],
+    const dropped = await manager.query<Array<{ id: number | string }>>(
+      `SELECT id FROM post_revisions${this.byPostAndVersion} WHERE post_id = ? ORDER BY version DESC LIMIT ? OFFSET ?`,
+      [post.id, DELETE_BATCH, keep],
     );
-    if (oldestDropped !== undefined) {
-      await changedRows(manager, 'DELETE FROM post_revisions WHERE post_id = ? AND version <= ?', [
-        post.id,
-        Number(oldestDropped.version),
-      ]);
-    }
+    await this.deleteByIds(dropped.map((row) => Number(row.id)));
   }
 
   /** Newest first; `before`: the last version of the previous page (the unique (post_id, version) index). */
@@ -54,7 +57,8 @@ export class PostRevisionsRepository {
     const seek = before === undefined ? '' : ' AND version < ?';
     const parameters = before === undefined ? [postId, rows] : [postId, before, rows];
     const found = await this.txHost.tx.query<Array<Record<string, unknown>>>(
-      `SELECT ${this.rows.selectedColumns} FROM post_revisions WHERE post_id = ?${seek} ORDER BY version DESC LIMIT ?`,
+      `SELECT ${this.rows.selectedColumns} FROM post_revisions${this.byPostAndVersion} WHERE post_id = ?${seek} ` +
+        'ORDER BY version DESC LIMIT ?',
       parameters,
     );
     return found.map((row) => this.rows.hydrate(row));
@@ -68,8 +72,20 @@ export class PostRevisionsRepository {
     return row === undefined ? undefined : this.rows.hydrate(row);
   }
 
-  /** Erases every revision of the post (its purge). */
+  /** Erases every revision of the post (its purge), by primary key as keep() does. */
   async deleteAll(postId: number): Promise<void> {
-    await changedRows(this.txHost.tx, 'DELETE FROM post_revisions WHERE post_id = ?', [postId]);
+    for (;;) {
+      const found = await this.txHost.tx.query<Array<{ id: number | string }>>(
+        `SELECT id FROM post_revisions${this.byPostAndVersion} WHERE post_id = ? LIMIT ?`,
+        [postId, DELETE_BATCH],
+      );
+      await this.deleteByIds(found.map((row) => Number(row.id)));
+      if (found.length < DELETE_BATCH) return;
+    }
+  }
+
+  private async deleteByIds(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await changedRows(this.txHost.tx, `DELETE FROM post_revisions WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
   }
 }
