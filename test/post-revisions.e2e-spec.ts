@@ -215,6 +215,18 @@ describe('revisions of a post (contract §10)', () => {
       expect(await storedEventCount(id)).toBe(eventsBefore + 1);
     });
 
+    it('answers 404 for a revision that does not exist before looking at If-Match (404 before 412)', async () => {
+      const { body: post } = await create();
+      await api.patch(`/posts/${post.id}`, { title: 'second' });
+
+      const response = await api.post(`/posts/${post.id}/revisions/2/restore`, undefined, {
+        'if-match': `"${post.id}.1"`,
+      });
+
+      expectProblem(response, 404, 'not-found');
+      expect(await storedRevisions(post.id)).toHaveLength(1);
+    });
+
     it('refuses a restore with a stale If-Match with 412 and changes nothing', async () => {
       const created = await create();
       const id = created.body.id;

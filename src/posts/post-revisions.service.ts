@@ -7,7 +7,8 @@ import { decodePageCursor } from './page-cursor.js';
 import { mayChange } from './post-lifecycle.js';
 import type { PostRevision } from './post-revision.entity.js';
 import { PostRevisionsRepository } from './post-revisions.repository.js';
-import { PostsService, revisionNotFound } from './posts.service.js';
+import { revisionNotFound } from './post-problems.js';
+import { PostsService } from './posts.service.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
 export interface RevisionsPage {

@@ -16,6 +16,8 @@ import type { WritePrecondition } from './post-etag.js';
 import { postChanged, postCreatedAroundId, postTombstone } from './post-events.js';
 import { changeEventType, mayChange, mayRead, resolveLifecycle } from './post-lifecycle.js';
 import { PostPublication } from './post-publication.js';
+import { forbiddenPost, postNotFound, revisionNotFound } from './post-problems.js';
+import type { PostRevision } from './post-revision.entity.js';
 import { PostRevisionsRepository } from './post-revisions.repository.js';
 import { PostsRepository, type PostFields } from './posts.repository.js';
 import { PostsTrashRepository } from './posts-trash.repository.js';
@@ -145,12 +147,25 @@ export class PostsService {
     principal: Principal,
     precondition: WritePrecondition,
   ): Promise<Post> {
-    return this.change(id, principal, precondition, async (current) => {
-      const revision = await this.revisions.findOne(id, version);
+    let revision: PostRevision | undefined;
+    // A revision that does not exist is 404 before If-Match is looked at, as the post's own would be.
+    const findRevision = async (): Promise<void> => {
+      revision = await this.revisions.findOne(id, version);
       if (revision === undefined) throw revisionNotFound(id, version);
-      const { title, content, author } = revision;
-      return { title, content, author, status: current.status, publishedAt: current.publishedAt };
-    });
+    };
+    return this.change(
+      id,
+      principal,
+      precondition,
+      (current) => ({
+        title: revision!.title,
+        content: revision!.content,
+        author: revision!.author,
+        status: current.status,
+        publishedAt: current.publishedAt,
+      }),
+      findRevision,
+    );
   }
 
   /** Moves the post to the trash (contract §10): 404 on every /posts route from then on. */
@@ -171,12 +186,13 @@ export class PostsService {
     id: number,
     principal: Principal,
     precondition: WritePrecondition,
-    next: (current: Post, now: Date) => PostFields | Promise<PostFields>,
+    next: (current: Post, now: Date) => PostFields,
+    findTarget?: () => Promise<void>,
   ): Promise<Post> {
     return this.txHost.withTransaction(async () => {
       const now = new Date();
-      const current = await this.lockForChange(id, principal, precondition, now);
-      const fields = await next(current, now);
+      const current = await this.lockForChange(id, principal, precondition, now, findTarget);
+      const fields = next(current, now);
       await this.revisions.keep(current, now, this.config.revisionsPerPost);
       await this.posts.update(id, fields, now);
       const post: Post = { ...current, ...fields, version: current.version + 1, updatedAt: now };
@@ -196,12 +212,14 @@ export class PostsService {
     principal: Principal,
     precondition: WritePrecondition,
     now: Date,
+    findTarget?: () => Promise<void>,
   ): Promise<Post> {
     const stored = await this.posts.lockById(id);
     if (stored === undefined) throw postNotFound(id);
     const post = await this.publication.publishIfDue(stored, now);
     if (!mayRead(post, principal)) throw postNotFound(id);
-    if (!mayChange(post, principal)) throw forbidden(id);
+    if (!mayChange(post, principal)) throw forbiddenPost(id);
+    await findTarget?.();
     if (precondition.kind === 'none' && this.config.requireIfMatch) {
       throw new ProblemException(
         ProblemTypes.preconditionRequired,
@@ -225,19 +243,4 @@ function pageScope(query: PageQuery): string {
   const scope: unknown[] = ['posts', query.order, query.author ?? null];
   if (query.status !== 'published') scope.push(query.status);
   return JSON.stringify(scope);
-}
-
-export function postNotFound(id: number): ProblemException {
-  return new ProblemException(ProblemTypes.notFound, `Post ${id} does not exist.`);
-}
-
-function forbidden(id: number): ProblemException {
-  return new ProblemException(
-    ProblemTypes.forbidden,
-    `Post ${id} belongs to another principal; only its owner or an admin may change it.`,
-  );
-}
-
-export function revisionNotFound(id: number, version: number): ProblemException {
-  return new ProblemException(ProblemTypes.notFound, `Post ${id} has no revision ${version}.`);
 }
