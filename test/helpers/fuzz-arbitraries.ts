@@ -1,6 +1,7 @@
 import { parse as parseQueryString } from 'node:querystring';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
+import { MAX_JSON_DEPTH } from '../../src/http/body/json-body.guard.js';
 
 // Generators of malformed (and a few well-formed) requests for the posts API, each paired with what
 // the contract (shared/spec/posts-api.md, docs/api.md) says the service must answer. The oracles
@@ -13,19 +14,20 @@ export const NEVER_MATCHING_ETAG = '"0.0"';
  * Node's HTTP parser answers a request head over 16 KiB with its own 431 before the app sees it, so
  * paths and query strings stay well below that.
  */
-const MAX_URL_LENGTH = 8 * 1024;
+export const MAX_URL_LENGTH = 8 * 1024;
 /**
  * Requests with long headers keep their whole head under this, so that every 431 they get is the
  * app's, naming the header, and never Node's answer to a head over 16 KiB.
  */
 const MAX_HEAD_BYTES = 15_500;
 /** Well-formed ids from here on are never reached by the posts a run creates: writes to them are 404. */
-const UNUSED_ID_FLOOR = 1e12;
+export const UNUSED_ID_FLOOR = 1e12;
 // docs/api.md: longer If-Match / If-None-Match / Idempotency-Key values are 431, naming the header.
 const MAX_ENTITY_TAG_HEADER_LENGTH = 4_096;
 const MAX_IDEMPOTENCY_KEY_HEADER_LENGTH = 1_024;
 
-export type Category =
+/** The categories of /posts, /api-keys and /events requests (this file). */
+export type PostsCategory =
   | 'post-body'
   | 'put-body'
   | 'patch-body'
@@ -39,6 +41,12 @@ export type Category =
   | 'path'
   | 'query'
   | 'events-query';
+
+/** The categories of the revisions and trash routes of contract §10 (fuzz-editorial-routes.ts). */
+export type EditorialCategory =
+  'revisions-list' | 'revision-one' | 'revision-restore' | 'trash-list' | 'trash-restore' | 'trash-purge';
+
+export type Category = PostsCategory | EditorialCategory;
 
 /** What the problem of a refusal must say beyond its status: its type, and what its `errors` name. */
 export interface ExpectedProblem {
@@ -63,6 +71,40 @@ export interface FuzzRequest {
   problems?: Partial<Record<number, ExpectedProblem>>;
   /** Why a 2xx body breaks the contract for this request, or null when it does not. */
   successBodyViolation?: (body: unknown) => string | null;
+  /**
+   * A post of the writer's to make just before the request is sent, so that a valid write has a post
+   * in a known state to change (never a fixture); `{id}` in the path and headers stands for its id.
+   */
+  setup?: PostSetup;
+  /** What a 2xx does to the setup post, for the check of the tables after the run. */
+  successEffect?: 'keeps-revision' | 'leaves-trash' | 'erases';
+}
+
+export type PostStatus = 'draft' | 'scheduled' | 'published';
+export const POST_STATUSES: readonly PostStatus[] = ['draft', 'scheduled', 'published'];
+
+/** The state a setup post is created in: published now, published at a past instant, draft, scheduled. */
+export type SetupState = 'published' | 'backdated' | 'draft' | 'scheduled';
+
+export interface PostSetup {
+  state: SetupState;
+  /** PATCHes of its title after the create: revisions 1..patches, current version patches + 1. */
+  patches: number;
+  /** Then DELETEd: it is in the trash. */
+  trashed: boolean;
+}
+
+/** A post in the posts table as the oracles know it: its status, and its publishedAt ('now': around its creation). */
+export interface PostState {
+  status: PostStatus;
+  publishedAt: number | null | 'now';
+}
+
+/** A post with revisions 1..revisions (current version revisions + 1) and the cursor of its revisions' second page (limit=1). */
+export interface RevisedPost {
+  id: number;
+  revisions: number;
+  cursor: string;
 }
 
 /** What the run aims at: tokens, and the fixture posts that malformed writes must leave untouched. */
@@ -83,6 +125,25 @@ export interface FuzzTargets {
   cursor: string;
   /** The id of the newest event once the fixtures were made: no later one is asked for as valid. */
   feedHead: number;
+  /**
+   * The time (ms) before the fixtures were made. Generated instants stay over an hour away from it, so
+   * that none turns from future to past while the run lasts (minutes), and an oracle can tell which.
+   */
+  clock: number;
+  /** posts:read and posts:write: the owner of otherPostIds, hiddenPostIds, revised.other, otherTrashedPostIds. */
+  otherWriterToken: string;
+  /** The writer's draft, and its post scheduled at SCHEDULED_IN_MS after the clock. */
+  ownDraftId: number;
+  ownScheduledId: number;
+  /** The other writer's draft and scheduled post: 404 to the writer, never listed for it. */
+  hiddenPostIds: number[];
+  /** Published posts with revisions: the writer's and the other writer's. */
+  revised: { own: RevisedPost; other: RevisedPost };
+  /** The writer's posts in the trash (deletedPostId among them), and the other writer's. */
+  ownTrashedPostIds: number[];
+  otherTrashedPostIds: number[];
+  /** The cursor of the second page of the writer's GET /trash?limit=1. */
+  trashCursor: string;
 }
 
 type BodyMode = 'create' | 'replace' | 'patch';
@@ -112,47 +173,179 @@ export function isValidText(value: unknown, rule: TextRule): boolean {
   return !rule.forbids(value);
 }
 
-/** Whether these bytes are a JSON body the contract accepts for a create, a replacement or a merge patch. */
-export function isValidPostBody(bytes: Buffer, mode: BodyMode): boolean {
+/** Whether objects and arrays nest deeper than `limit` levels (the top level is 1), as the service counts. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** The members a post body may have: the fields, and the state of contract §10. */
+const BODY_MEMBERS: readonly string[] = [...FIELDS, 'status', 'publishedAt'];
+
+/**
+ * What the contract makes of a post body, for a create (no current state) or a replace or merge patch
+ * of a post in the state `current`:
+ * - 'malformed': 400 whatever the post (JSON, members, field rules, a status or a publishedAt that is
+ *   not one); `pointer` when a single state member alone is at fault, which the problem must name;
+ * - 'refused': well-formed, but not a state the post can take (§10): 400 naming /publishedAt;
+ * - 'valid', with the post it must answer;
+ * - 'unclear': a publishedAt within an hour of the clock, or a day of the years 1000 and 9999, where
+ *   the clocks would decide; the run leaves those out.
+ */
+export type BodyVerdict =
+  | { kind: 'malformed'; pointer?: string }
+  | { kind: 'refused' }
+  | { kind: 'valid'; post: ExpectedPost }
+  | { kind: 'unclear' };
+
+/** What a valid write must answer: the fields it sent, and the state (publishedAt 'now': about now). */
+export interface ExpectedPost {
+  fields: Partial<Record<Field, string>>;
+  status: PostStatus;
+  publishedAt: number | null | 'now';
+}
+
+export function classifyPostBody(
+  bytes: Buffer,
+  mode: BodyMode,
+  current: PostState | undefined,
+  clock: number,
+): BodyVerdict {
   let value: unknown;
   try {
     // Fatal: invalid UTF-8 is an error. TextDecoder drops one leading byte order mark, which RFC 8259
     // §8.1 lets a parser ignore.
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    return false;
+    return { kind: 'malformed' };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const members = Object.keys(value);
-  if (members.some((member) => !(FIELDS as readonly string[]).includes(member))) return false;
-  if (mode === 'patch' ? members.length === 0 : members.length !== FIELDS.length) return false;
-  return members.every((member) =>
-    isValidText((value as Record<string, unknown>)[member], TEXT_RULES[member as Field]),
-  );
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'malformed' };
+  // Nested deeper than the body guard allows: malformed JSON, before any member is looked at.
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return { kind: 'malformed' };
+  const body = value as Record<string, unknown>;
+  const members = Object.keys(body);
+  if (mode === 'patch' && members.length === 0) return { kind: 'malformed' };
+  const broken = members.filter((member) => !BODY_MEMBERS.includes(member));
+  for (const field of FIELDS) {
+    if (Object.hasOwn(body, field) ? !isValidText(body[field], TEXT_RULES[field]) : mode !== 'patch') {
+      broken.push(field);
+    }
+  }
+  if (Object.hasOwn(body, 'status') && !(POST_STATUSES as readonly unknown[]).includes(body.status)) {
+    broken.push('status');
+  }
+  const publishedAt = Object.hasOwn(body, 'publishedAt')
+    ? classifyPublishedAt(body.publishedAt, clock)
+    : ({ kind: 'absent' } as const);
+  if (publishedAt.kind === 'invalid') broken.push('publishedAt');
+  if (broken.length > 0) {
+    const pointer = broken.length === 1 && ['status', 'publishedAt'].includes(broken[0]) ? `/${broken[0]}` : undefined;
+    return { kind: 'malformed', pointer };
+  }
+  if (publishedAt.kind === 'unclear') return { kind: 'unclear' };
+  const fields = Object.fromEntries(FIELDS.filter((field) => Object.hasOwn(body, field)).map((f) => [f, body[f]]));
+  const given = publishedAt.kind === 'instant' ? publishedAt.instant : publishedAt.kind === 'null' ? null : undefined;
+  const state = resolveState(body.status as PostStatus | undefined, given, current, clock);
+  return state === 'refused' ? { kind: 'refused' } : { kind: 'valid', post: { fields, ...state } };
 }
 
-/** Whether the query string of GET /posts is one the contract answers with 200 (spec §3, docs/api.md). */
+/**
+ * The state rules of contract §10. Without status the post keeps its own (a create's: published);
+ * draft: publishedAt absent or null; published: publishedAt absent (kept when already published,
+ * else now) or not in the future; scheduled: publishedAt in the future, or absent when the post is
+ * already scheduled (it keeps its instant). `given` is never within an hour of the clock.
+ */
+export function resolveState(
+  status: PostStatus | undefined,
+  given: number | null | undefined,
+  current: PostState | undefined,
+  clock: number,
+): Pick<PostState, 'status' | 'publishedAt'> | 'refused' {
+  const next = status ?? current?.status ?? 'published';
+  const kept = current?.status === next ? current.publishedAt : undefined;
+  switch (next) {
+    case 'draft':
+      return given === undefined || given === null ? { status: next, publishedAt: null } : 'refused';
+    case 'published':
+      if (given === null) return 'refused';
+      if (given !== undefined) return given < clock ? { status: next, publishedAt: given } : 'refused';
+      return { status: next, publishedAt: kept ?? 'now' };
+    case 'scheduled':
+      if (given === null) return 'refused';
+      if (given !== undefined) return given > clock ? { status: next, publishedAt: given } : 'refused';
+      return kept === undefined ? 'refused' : { status: next, publishedAt: kept };
+  }
+}
+
+/** Why a post the service answered is not `expected`, or null. */
+export function postViolation(body: unknown, expected: ExpectedPost): string | null {
+  const post = body as Record<string, unknown>;
+  for (const [field, text] of Object.entries(expected.fields)) {
+    if (post[field] !== text) return `${field} ${JSON.stringify(post[field])}, not the ${JSON.stringify(text)} sent`;
+  }
+  if (post.status !== expected.status) return `status ${String(post.status)}, expected ${expected.status}`;
+  return publishedAtViolation(post.publishedAt, expected.publishedAt);
+}
+
+/** Why this publishedAt of an answer is not the expected one ('now': within ten minutes of now), or null. */
+function publishedAtViolation(publishedAt: unknown, expected: number | null | 'now'): string | null {
+  if (expected === null)
+    return publishedAt === null ? null : `publishedAt ${JSON.stringify(publishedAt)}, expected null`;
+  const wanted = expected === 'now' ? undefined : new Date(expected).toISOString();
+  if (typeof publishedAt !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(publishedAt)) {
+    return `publishedAt ${JSON.stringify(publishedAt)}, not an ISO 8601 UTC instant with milliseconds`;
+  }
+  if (wanted !== undefined) return publishedAt === wanted ? null : `publishedAt ${publishedAt}, expected ${wanted}`;
+  return Math.abs(Date.parse(publishedAt) - Date.now()) < 10 * 60_000 ? null : `publishedAt ${publishedAt}, not now`;
+}
+
+/** A limit of a listing: decimal digits, not all zeros (larger ones are coerced to the maximum). */
+export const isValidLimit = (limit: string): boolean => /^[0-9]+$/.test(limit) && !/^0+$/.test(limit);
+
+/** Whether the query string of GET /posts is one the contract answers with 200 (spec §3 and §10, docs/api.md). */
 export function isValidListQuery(queryString: string, issuedCursor: string): boolean {
   // Express's "simple" query parser is node:querystring: this is what the service sees.
   const query = parseQueryString(queryString);
-  const allowed = ['limit', 'cursor', 'author', 'order', 'count'];
+  const allowed = ['limit', 'cursor', 'author', 'order', 'count', 'status'];
   for (const [key, value] of Object.entries(query)) {
     if (!allowed.includes(key) || typeof value !== 'string') return false;
   }
-  const { limit, cursor, author, order, count } = query as Record<string, string | undefined>;
-  if (limit !== undefined && (!/^[0-9]+$/.test(limit) || /^0+$/.test(limit))) return false;
+  const { limit, cursor, author, order, count, status } = query as Record<string, string | undefined>;
+  if (limit !== undefined && !isValidLimit(limit)) return false;
   if (order !== undefined && order !== 'asc' && order !== 'desc') return false;
   if (count !== undefined && count !== 'true' && count !== 'false') return false;
   if (author !== undefined && !isValidText(author, TEXT_RULES.author)) return false;
-  // A cursor belongs to the order and filter it was issued for (desc, no author).
-  if (cursor !== undefined && (cursor !== issuedCursor || (order ?? 'desc') !== 'desc' || author !== undefined)) {
+  if (status !== undefined && !(POST_STATUSES as readonly string[]).includes(status)) return false;
+  // A cursor belongs to the order and filters it was issued for (desc, no author, published: §10 says
+  // status=published is the same listing as no status).
+  if (
+    cursor !== undefined &&
+    (cursor !== issuedCursor ||
+      (order ?? 'desc') !== 'desc' ||
+      author !== undefined ||
+      (status ?? 'published') !== 'published')
+  ) {
     return false;
   }
   return true;
 }
 
-// The event types of contract §9, and the pattern of a `type` list (events-query.dto.ts).
-const EVENT_TYPES = ['post.created', 'post.updated', 'post.deleted'];
+// The event types of contracts §9 and §10, and the pattern of a `type` list (events-query.dto.ts).
+const EVENT_TYPES = [
+  'post.created',
+  'post.updated',
+  'post.deleted',
+  'post.published',
+  'post.unpublished',
+  'post.restored',
+  'post.purged',
+];
 
 /**
  * Whether GET /events answers 200 to this query: only after, limit, type and wait, once each; after
@@ -166,7 +359,7 @@ export function isValidEventsQuery(queryString: string, feedHead: number): boole
   }
   const { after, limit, type, wait } = query as Record<string, string | undefined>;
   if (after !== undefined && (!/^[0-9]{1,15}$/.test(after) || Number(after) > feedHead)) return false;
-  if (limit !== undefined && (!/^[0-9]+$/.test(limit) || /^0+$/.test(limit))) return false;
+  if (limit !== undefined && !isValidLimit(limit)) return false;
   if (type !== undefined && !type.split(',').every((name) => EVENT_TYPES.includes(name))) return false;
   if (wait !== undefined && !/^(?:[0-9]|[12][0-9]|30)$/.test(wait)) return false;
   return true;
@@ -450,18 +643,26 @@ const EXTRA_MEMBERS = [
   'a/b~c',
   '\ud800',
   '😀',
+  'published_at',
+  'publishedat',
+  'Status',
+  'deletedAt',
+  'revisedAt',
 ];
 
 const memberName: fc.Arbitrary<string> = jsonStringFragment(
   fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...EXTRA_MEMBERS) },
-    { weight: 1, arbitrary: fc.constantFrom(...FIELDS) },
+    { weight: 1, arbitrary: fc.constantFrom(...BODY_MEMBERS) },
     { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
   ),
 );
 
-/** A JSON object text with the post fields present or not, odd values, extra members and odd spacing. */
-function jsonBodyText(mode: BodyMode): fc.Arbitrary<string> {
+/**
+ * A JSON object text with the post fields and state members present or not, odd values, extra
+ * members and odd spacing.
+ */
+function jsonBodyText(mode: BodyMode, clock: number): fc.Arbitrary<string> {
   // fc.option gives null once in `freq` draws: a create or replace usually has the field.
   const field = fc.option(valueFragment, { freq: mode === 'patch' ? 2 : 8 });
   return fc
@@ -469,6 +670,8 @@ function jsonBodyText(mode: BodyMode): fc.Arbitrary<string> {
       title: field,
       content: field,
       author: field,
+      status: fc.option(jsonFragmentOf(statusValue), { freq: 2 }),
+      publishedAt: fc.option(jsonFragmentOf(publishedAtValue(clock)), { freq: 2 }),
       extras: fc.oneof(
         { weight: 3, arbitrary: fc.constant<Array<[string, string]>>([]) },
         { weight: 1, arbitrary: fc.array(fc.tuple(memberName, valueFragment), { minLength: 1, maxLength: 3 }) },
@@ -476,8 +679,8 @@ function jsonBodyText(mode: BodyMode): fc.Arbitrary<string> {
       extrasFirst: fc.boolean(),
       spacing: fc.constantFrom('', '', '', ' ', '\n', '\t', ' \r\n '),
     })
-    .map(({ title, content, author, extras, extrasFirst, spacing }) => {
-      const fields = Object.entries({ title, content, author })
+    .map(({ title, content, author, status, publishedAt, extras, extrasFirst, spacing }) => {
+      const fields = Object.entries({ title, content, author, status, publishedAt })
         .filter((entry): entry is [string, string] => entry[1] !== null)
         .map(([name, value]): [string, string] => [JSON.stringify(name), value]);
       // Duplicate names are allowed by JSON: the last one wins, so the order matters.
@@ -493,15 +696,42 @@ const validFieldText = fc.oneof(
   fc.constantFrom('😀'.repeat(100), 'é'.repeat(100)),
 );
 
-/** A body the contract accepts: every header-level case sends one, so only the header decides. */
-function validBody(mode: BodyMode): fc.Arbitrary<Buffer> {
-  const post = fc.record({ title: validFieldText, content: validFieldText, author: validFieldText });
-  if (mode !== 'patch') return post.map((value) => Buffer.from(JSON.stringify(value)));
+/**
+ * Fields the contract accepts (some of them for a patch) with generated state members: bodies where
+ * the state rules of §10, not the field rules, decide.
+ */
+function stateBodyText(mode: BodyMode, clock: number): fc.Arbitrary<string> {
+  const state = (value: fc.Arbitrary<unknown>) => fc.option(jsonFragmentOf(value), { freq: 4 });
   return fc
-    .tuple(post, fc.subarray([...FIELDS], { minLength: 1 }))
-    .map(([value, fields]) =>
-      Buffer.from(JSON.stringify(Object.fromEntries(fields.map((name) => [name, value[name]])))),
-    );
+    .record({
+      post: fc.record({ title: validFieldText, content: validFieldText, author: validFieldText }),
+      fields: mode === 'patch' ? fc.subarray<Field>([...FIELDS]) : fc.constant<Field[]>([...FIELDS]),
+      status: state(statusValue),
+      publishedAt: state(publishedAtValue(clock)),
+    })
+    .map(({ post, fields, status, publishedAt }) => {
+      const members = fields.map((name) => `${JSON.stringify(name)}:${JSON.stringify(post[name])}`);
+      if (status !== null) members.push(`"status":${status}`);
+      if (publishedAt !== null) members.push(`"publishedAt":${publishedAt}`);
+      return `{${members.join(',')}}`;
+    });
+}
+
+/**
+ * A body the contract accepts, whatever the state of the post it is sent to: every header-level case
+ * sends one, so only the header decides.
+ */
+function validBody(mode: BodyMode, clock: number): fc.Arbitrary<Buffer> {
+  const post = fc.record({ title: validFieldText, content: validFieldText, author: validFieldText });
+  const fields =
+    mode === 'patch'
+      ? fc
+          .tuple(post, fc.subarray([...FIELDS], { minLength: 1 }))
+          .map(([value, names]) => Object.fromEntries(names.map((name) => [name, value[name]])))
+      : post;
+  return fc
+    .tuple(fields, anyStateMembers(clock))
+    .map(([value, state]) => Buffer.from(JSON.stringify({ ...value, ...state })));
 }
 
 // --- headers ----------------------------------------------------------------------------------------------
@@ -515,25 +745,29 @@ const headerCharacter = fc
   )
   .map((code) => String.fromCharCode(code));
 
-const headerText = (maxLength: number): fc.Arbitrary<string> => fc.string({ unit: headerCharacter, maxLength });
+export const headerText = (maxLength: number): fc.Arbitrary<string> => fc.string({ unit: headerCharacter, maxLength });
 
-const requestIdHeader = fc.option(
+export const requestIdHeader = fc.option(
   fc.oneof(headerText(40), fc.constantFrom('a'.repeat(128), 'a'.repeat(129), 'x"y', 'trace-01', '../../etc')),
   { freq: 3 },
 );
 
 // --- requests -----------------------------------------------------------------------------------------
 
-function request(fields: FuzzRequest): FuzzRequest {
+export function request(fields: FuzzRequest): FuzzRequest {
   return Object.assign(fields, { [fc.toStringMethod]: () => describeRequest(fields) });
 }
 
 /** One line a person can paste into a bug report: method, path, headers and (the start of) the body. */
 export function describeRequest(fuzz: FuzzRequest): string {
   const headers = visible(JSON.stringify(fuzz.headers)).replace(/psk_[A-Za-z0-9_-]{49}/g, '<token>');
-  if (fuzz.body === undefined) return `${fuzz.method} ${preview(fuzz.path)} ${headers}`;
+  const setup =
+    fuzz.setup === undefined
+      ? ''
+      : ` (to a post made ${fuzz.setup.state}, patched ${fuzz.setup.patches} times${fuzz.setup.trashed ? ', then deleted' : ''})`;
+  if (fuzz.body === undefined) return `${fuzz.method} ${preview(fuzz.path)} ${headers}${setup}`;
   const text = new TextDecoder('utf-8', { fatal: false }).decode(fuzz.body);
-  return `${fuzz.method} ${preview(fuzz.path)} ${headers} body (${fuzz.body.length} bytes): ${visible(JSON.stringify(preview(text)))}`;
+  return `${fuzz.method} ${preview(fuzz.path)} ${headers} body (${fuzz.body.length} bytes): ${visible(JSON.stringify(preview(text)))}${setup}`;
 }
 
 /** Invisible and look-alike characters (controls, format characters, spaces other than SP) as \uXXXX. */
@@ -550,8 +784,8 @@ function preview(text: string): string {
   return text.length <= 600 ? text : `${text.slice(0, 400)}…(${text.length - 500} more)…${text.slice(-100)}`;
 }
 
-const bearer = (token: string): string => `Bearer ${token}`;
-const json = { 'content-type': 'application/json' };
+export const bearer = (token: string): string => `Bearer ${token}`;
+export const json = { 'content-type': 'application/json' };
 
 type Target = 'own' | 'other' | 'deleted';
 
@@ -566,43 +800,99 @@ function targetPath(targets: FuzzTargets): fc.Arbitrary<{ target: Target; id: nu
 /** What a write to an existing post with a valid body and NEVER_MATCHING_ETAG gets: 412, after 403 and 404. */
 const STATUS_OF_VALID_WRITE: Record<Target, number> = { own: 412, other: 403, deleted: 404 };
 
+/** The fixtures' state: published when they were made, after the clock. */
+const FIXTURE_STATE: PostState = { status: 'published', publishedAt: 'now' };
+
+/**
+ * The statuses a write with this body may get, and what they must carry. A create, and a write to a
+ * setup post (`fixture` undefined: no precondition in the way), get 400 or succeed, exactly. A write
+ * aimed at a fixture carries NEVER_MATCHING_ETAG, so at best it gets the fixture's own refusal (412,
+ * 403, 404); a malformed body is refused before the post is looked at, but a body the state rules
+ * refuse (draft with a publishedAt, ...) may be refused after it: those rules need the post's current
+ * state, read under its lock, and RFC 9110 §13.2.1 lets preconditions be evaluated before the content
+ * is processed. The contract does not order them, so either is allowed there.
+ */
+function bodyOutcome(
+  verdict: Exclude<BodyVerdict, { kind: 'unclear' }>,
+  success: number,
+  fixture: Target | undefined,
+): Pick<FuzzRequest, 'expected' | 'problems' | 'valid' | 'successBodyViolation'> {
+  switch (verdict.kind) {
+    case 'malformed':
+      return {
+        expected: [400],
+        valid: false,
+        problems:
+          verdict.pointer === undefined
+            ? undefined
+            : { 400: { type: 'validation-failed', error: { pointer: verdict.pointer } } },
+      };
+    case 'refused':
+      return {
+        expected: fixture === undefined ? [400] : [400, STATUS_OF_VALID_WRITE[fixture]],
+        valid: false,
+        problems: { 400: { type: 'validation-failed', error: { pointer: '/publishedAt' } } },
+      };
+    case 'valid':
+      return fixture === undefined
+        ? { expected: [success], valid: true, successBodyViolation: (body) => postViolation(body, verdict.post) }
+        : { expected: [STATUS_OF_VALID_WRITE[fixture]], valid: false };
+  }
+}
+
+type BodyTarget = { target: Target; id: number } | { target: 'setup'; state: SetupState };
+
 function jsonBodyRequests(category: Category, mode: BodyMode, targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
   const method = { create: 'POST', replace: 'PUT', patch: 'PATCH' }[mode];
+  const target: fc.Arbitrary<BodyTarget> = fc.oneof(
+    { weight: 1, arbitrary: targetPath(targets) },
+    { weight: 1, arbitrary: setupState.map((state) => ({ target: 'setup' as const, state })) },
+  );
   return fc
     .record({
-      text: jsonBodyText(mode),
-      target: targetPath(targets),
+      text: fc.oneof(
+        { weight: 3, arbitrary: jsonBodyText(mode, targets.clock) },
+        { weight: 1, arbitrary: stateBodyText(mode, targets.clock) },
+      ),
+      target,
+      // What a write to a setup post sends: it is at version 1.
+      ifMatch: fc.constantFrom(undefined, '*', '"{id}.1"', 'W/"x", "{id}.1"'),
       contentType: fc.constantFrom(
         'application/json',
         mode === 'patch' ? 'application/merge-patch+json' : 'application/json; charset=utf-8',
       ),
       requestId: requestIdHeader,
     })
-    .map(({ text, target, contentType, requestId }) => {
+    .map(({ text, target, ifMatch, contentType, requestId }): FuzzRequest | null => {
       const body = Buffer.from(text);
-      const valid = isValidPostBody(body, mode);
+      const setup = mode !== 'create' && target.target === 'setup' ? target : undefined;
+      const fixture = mode === 'create' || target.target === 'setup' ? undefined : target;
+      const current = setup ? setupPostState(setup.state, targets.clock) : fixture ? FIXTURE_STATE : undefined;
+      const verdict = classifyPostBody(body, mode, current, targets.clock);
+      if (verdict.kind === 'unclear') return null;
       const headers: Record<string, string> = {
         authorization: bearer(targets.writerToken),
         'content-type': contentType,
       };
       if (requestId !== null) headers['x-request-id'] = requestId;
-      let expected: number;
-      if (mode === 'create') expected = valid ? 201 : 400;
-      else {
-        headers['if-match'] = NEVER_MATCHING_ETAG;
-        expected = valid ? STATUS_OF_VALID_WRITE[target.target] : 400;
-      }
-      if (body.length > BODY_LIMIT_BYTES) expected = 413;
+      if (fixture) headers['if-match'] = NEVER_MATCHING_ETAG;
+      else if (setup && ifMatch !== undefined) headers['if-match'] = ifMatch;
+      const outcome =
+        body.length > BODY_LIMIT_BYTES
+          ? { expected: [413], valid: false }
+          : bodyOutcome(verdict, mode === 'create' ? 201 : 200, fixture?.target);
       return request({
         category,
         method,
-        path: mode === 'create' ? '/posts' : `/posts/${target.id}`,
+        path: fixture ? `/posts/${fixture.id}` : setup ? '/posts/{id}' : '/posts',
         headers,
         body,
-        valid: valid && mode === 'create' && expected === 201,
-        expected: [expected],
+        ...outcome,
+        setup: setup && { state: setup.state, patches: 0, trashed: false },
+        successEffect: setup && 'keeps-revision',
       });
-    });
+    })
+    .filter((fuzz): fuzz is FuzzRequest => fuzz !== null);
 }
 
 const RAW_TEXTS = [
@@ -649,36 +939,40 @@ interface RawBody {
   contentEncoding?: string;
 }
 
-const rawBody: fc.Arbitrary<RawBody> = fc.oneof(
-  fc.uint8Array({ maxLength: 300 }).map((bytes) => ({ body: Buffer.from(bytes) })),
-  fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ body: Buffer.from(text) })),
-  fc.constantFrom(...RAW_TEXTS).map((text) => ({ body: Buffer.from(text) })),
-  jsonBodyText('create')
-    .chain((text) => fc.tuple(fc.constant(text), fc.nat({ max: text.length })))
-    .map(([text, end]) => ({ body: Buffer.from(text.slice(0, end)) })),
-  fc.tuple(plainText, fc.constantFrom(...INVALID_UTF8), plainText).map(([before, bytes, after]) => ({
-    body: Buffer.concat([
-      Buffer.from(`{"title":"${before}`),
-      Buffer.from(bytes),
-      Buffer.from(`${after}","content":"c","author":"a"}`),
-    ]),
-  })),
-  fc.constantFrom<BufferEncoding>('utf16le', 'latin1').map((encoding) => ({
-    body: Buffer.from('{"title":"Zoë","content":"c","author":"a"}', encoding),
-  })),
-  fc
-    .tuple(fc.oneof(jsonBodyText('create'), fc.constantFrom(...RAW_TEXTS)), fc.constantFrom('gzip', 'gzip-header-only'))
-    .map(([text, how]) => ({
-      body: how === 'gzip' ? gzipSync(text) : Buffer.from(text),
-      contentEncoding: 'gzip',
+const rawBody = (clock: number): fc.Arbitrary<RawBody> =>
+  fc.oneof(
+    fc.uint8Array({ maxLength: 300 }).map((bytes) => ({ body: Buffer.from(bytes) })),
+    fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ body: Buffer.from(text) })),
+    fc.constantFrom(...RAW_TEXTS).map((text) => ({ body: Buffer.from(text) })),
+    jsonBodyText('create', clock)
+      .chain((text) => fc.tuple(fc.constant(text), fc.nat({ max: text.length })))
+      .map(([text, end]) => ({ body: Buffer.from(text.slice(0, end)) })),
+    fc.tuple(plainText, fc.constantFrom(...INVALID_UTF8), plainText).map(([before, bytes, after]) => ({
+      body: Buffer.concat([
+        Buffer.from(`{"title":"${before}`),
+        Buffer.from(bytes),
+        Buffer.from(`${after}","content":"c","author":"a"}`),
+      ]),
     })),
-  fc
-    .tuple(
-      fc.constantFrom('compress', 'x-garbage', 'gzip, gzip', 'GZIP', 'identity', ''),
-      fc.constantFrom(...RAW_TEXTS),
-    )
-    .map(([contentEncoding, text]) => ({ body: Buffer.from(text), contentEncoding })),
-);
+    fc.constantFrom<BufferEncoding>('utf16le', 'latin1').map((encoding) => ({
+      body: Buffer.from('{"title":"Zoë","content":"c","author":"a"}', encoding),
+    })),
+    fc
+      .tuple(
+        fc.oneof(jsonBodyText('create', clock), fc.constantFrom(...RAW_TEXTS)),
+        fc.constantFrom('gzip', 'gzip-header-only'),
+      )
+      .map(([text, how]) => ({
+        body: how === 'gzip' ? gzipSync(text) : Buffer.from(text),
+        contentEncoding: 'gzip',
+      })),
+    fc
+      .tuple(
+        fc.constantFrom('compress', 'x-garbage', 'gzip, gzip', 'GZIP', 'identity', ''),
+        fc.constantFrom(...RAW_TEXTS),
+      )
+      .map(([contentEncoding, text]) => ({ body: Buffer.from(text), contentEncoding })),
+  );
 
 /** The body the service reads, after Content-Encoding; undefined when it cannot be read at all. */
 function decodedBody({ body, contentEncoding }: RawBody): Buffer | undefined {
@@ -695,31 +989,39 @@ function decodedBody({ body, contentEncoding }: RawBody): Buffer | undefined {
 function rawBodyRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
   return fc
     .tuple(
-      rawBody,
+      rawBody(targets.clock),
       fc.constantFrom<BodyMode>('create', 'create', 'replace', 'patch'),
       fc.constantFrom(...targets.ownPostIds),
     )
-    .map(([raw, mode, id]) => {
+    .map(([raw, mode, id]): FuzzRequest | null => {
       const decoded = decodedBody(raw);
       const tooLarge =
         raw.body.length > BODY_LIMIT_BYTES || (decoded !== undefined && decoded.length > BODY_LIMIT_BYTES);
-      const valid = decoded !== undefined && !tooLarge && isValidPostBody(decoded, mode);
+      const verdict =
+        decoded === undefined || tooLarge
+          ? undefined
+          : classifyPostBody(decoded, mode, mode === 'create' ? undefined : FIXTURE_STATE, targets.clock);
+      if (verdict?.kind === 'unclear') return null;
       const headers: Record<string, string> = { authorization: bearer(targets.writerToken), ...json };
       if (raw.contentEncoding !== undefined) headers['content-encoding'] = raw.contentEncoding;
       if (mode !== 'create') headers['if-match'] = NEVER_MATCHING_ETAG;
-      const success = mode === 'create' ? 201 : STATUS_OF_VALID_WRITE.own;
+      // The limit applies to the inflated size; an unknown Content-Encoding is 415; unreadable or
+      // invalid bodies are 400.
+      const outcome = tooLarge
+        ? { expected: [413], valid: false }
+        : verdict === undefined
+          ? { expected: [400, 415], valid: false }
+          : bodyOutcome(verdict, 201, mode === 'create' ? undefined : 'own');
       return request({
         category: 'raw-body',
         method: { create: 'POST', replace: 'PUT', patch: 'PATCH' }[mode],
         path: mode === 'create' ? '/posts' : `/posts/${id}`,
         headers,
         body: raw.body,
-        valid: valid && mode === 'create',
-        // The limit applies to the inflated size; an unknown Content-Encoding is 415; unreadable or
-        // invalid bodies are 400.
-        expected: tooLarge ? [413] : valid ? [success] : decoded === undefined ? [400, 415] : [400],
+        ...outcome,
       });
-    });
+    })
+    .filter((fuzz): fuzz is FuzzRequest => fuzz !== null);
 }
 
 const OTHER_MEDIA_TYPES = [
@@ -776,7 +1078,7 @@ function contentTypeRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     .constantFrom<BodyMode>('create', 'replace', 'patch')
     .chain((mode) => {
       const method = { create: 'POST', replace: 'PUT', patch: 'PATCH' }[mode];
-      return fc.tuple(fc.constant(mode), fc.constant(method), contentTypes(method), validBody(mode));
+      return fc.tuple(fc.constant(mode), fc.constant(method), contentTypes(method), validBody(mode, targets.clock));
     })
     .map(([mode, method, [contentType, accepted], body]) => {
       const headers: Record<string, string> = { authorization: bearer(targets.writerToken) };
@@ -859,8 +1161,8 @@ function authorizationRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> 
     .record({
       route: fc.constantFrom<Route>('list', 'read', 'create', 'replace', 'patch', 'delete'),
       authorization: authorizationHeaders(targets),
-      replacement: validBody('replace'),
-      patch: validBody('patch'),
+      replacement: validBody('replace', targets.clock),
+      patch: validBody('patch', targets.clock),
       id: fc.constantFrom(...targets.ownPostIds),
     })
     .map(({ route, authorization: [authorization, principal], replacement, patch, id }) => {
@@ -1027,8 +1329,8 @@ function ifMatchRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     .record({
       target,
       method: fc.constantFrom('PUT', 'PATCH', 'DELETE'),
-      replacement: validBody('replace'),
-      patch: validBody('patch'),
+      replacement: validBody('replace', targets.clock),
+      patch: validBody('patch', targets.clock),
     })
     .chain((fields) => fc.tuple(fc.constant(fields), ifMatchHeaders(fields.target.id)))
     .map(
@@ -1154,7 +1456,7 @@ function idempotencyKeyRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest>
   );
   const key = fc.oneof({ weight: 3, arbitrary: shortKey }, { weight: 2, arbitrary: longKey });
   return fc
-    .tuple(key, validBody('create'))
+    .tuple(key, validBody('create', targets.clock))
     .map(([idempotencyKey, body]) => {
       const valid = isValidIdempotencyKey(idempotencyKey);
       return request({
@@ -1320,29 +1622,30 @@ const offsetField: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), each part well-formed most of the time. */
-const dateTimeFromParts: fc.Arbitrary<string> = fc
-  .record({
-    year: yearField,
-    month: dateTimeField([1, 12], [0, 13]),
-    day: dateTimeField([1, 31], [0, 32]),
-    hour: dateTimeField([0, 23], [0, 25]),
-    minute: dateTimeField([0, 59], [0, 60]),
-    second: dateTimeField([0, 59], [0, 61]),
-    fraction: fc.oneof(
-      { weight: 6, arbitrary: fc.constant('') },
-      { weight: 6, arbitrary: digitString(1, 9).map((digits) => `.${digits}`) },
-      { weight: 1, arbitrary: fc.oneof(fc.constant(''), digitString(10, 12)).map((digits) => `.${digits}`) },
-    ),
-    offset: offsetField,
-    designator: fc.oneof({ weight: 10, arbitrary: fc.constantFrom('T', 't') }, fc.constantFrom(' ', '', '_', 'TT')),
-    dateSeparator: fc.oneof({ weight: 20, arbitrary: fc.constant('-') }, fc.constantFrom('/', '', '.', '\u2010')),
-    timeSeparator: fc.oneof({ weight: 20, arbitrary: fc.constant(':') }, fc.constantFrom('', '.', '-')),
-  })
-  .map(
-    ({ year, month, day, hour, minute, second, fraction, offset, designator, dateSeparator, timeSeparator }) =>
-      `${year}${dateSeparator}${month}${dateSeparator}${day}${designator}` +
-      `${hour}${timeSeparator}${minute}${timeSeparator}${second}${fraction}${offset}`,
-  );
+const dateTimeFromParts = (year: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc
+    .record({
+      year,
+      month: dateTimeField([1, 12], [0, 13]),
+      day: dateTimeField([1, 31], [0, 32]),
+      hour: dateTimeField([0, 23], [0, 25]),
+      minute: dateTimeField([0, 59], [0, 60]),
+      second: dateTimeField([0, 59], [0, 61]),
+      fraction: fc.oneof(
+        { weight: 6, arbitrary: fc.constant('') },
+        { weight: 6, arbitrary: digitString(1, 9).map((digits) => `.${digits}`) },
+        { weight: 1, arbitrary: fc.oneof(fc.constant(''), digitString(10, 12)).map((digits) => `.${digits}`) },
+      ),
+      offset: offsetField,
+      designator: fc.oneof({ weight: 10, arbitrary: fc.constantFrom('T', 't') }, fc.constantFrom(' ', '', '_', 'TT')),
+      dateSeparator: fc.oneof({ weight: 20, arbitrary: fc.constant('-') }, fc.constantFrom('/', '', '.', '\u2010')),
+      timeSeparator: fc.oneof({ weight: 20, arbitrary: fc.constant(':') }, fc.constantFrom('', '.', '-')),
+    })
+    .map(
+      ({ year, month, day, hour, minute, second, fraction, offset, designator, dateSeparator, timeSeparator }) =>
+        `${year}${dateSeparator}${month}${dateSeparator}${day}${designator}` +
+        `${hour}${timeSeparator}${minute}${timeSeparator}${second}${fraction}${offset}`,
+    );
 
 const CALENDAR_EDGES = [
   `${THIS_YEAR + 2}-02-29T00:00:00Z`,
@@ -1406,7 +1709,7 @@ const alteredDateTime: fc.Arbitrary<string> = fc
   );
 
 const expiresAtValue: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 12, arbitrary: dateTimeFromParts },
+  { weight: 12, arbitrary: dateTimeFromParts(yearField) },
   { weight: 2, arbitrary: fc.constantFrom(...CALENDAR_EDGES) },
   { weight: 2, arbitrary: otherIsoForms },
   { weight: 2, arbitrary: alteredDateTime },
@@ -1422,7 +1725,7 @@ const expiresAtValue: fc.Arbitrary<unknown> = fc.oneof(
     arbitrary: fc.oneof(
       fc.constantFrom(null, true, false, 0, -1, 4_102_444_800, 4_102_444_800_000, [], {}, { date: '2099-01-01' }),
       fc.double({ noNaN: true, noDefaultInfinity: true }),
-      dateTimeFromParts.map((text) => [text]),
+      dateTimeFromParts(yearField).map((text) => [text]),
     ),
   },
   // No expiresAt: a key that never expires.
@@ -1463,6 +1766,250 @@ function apiKeyExpiryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
       });
     });
 }
+
+// --- post states (contract §10) ----------------------------------------------------------------------------
+
+const HOUR_MS = 3_600_000;
+/**
+ * How far from the clock a generated publishedAt stays. A run lasts minutes, so an instant over an
+ * hour after the clock is in the future at every request of the run, and one over an hour before it
+ * in the past.
+ */
+const CLOCK_MARGIN_MS = HOUR_MS;
+/** A scheduled fixture or setup post is due this long after the clock: never during a run. */
+export const SCHEDULED_IN_MS = 30 * DAY_MS;
+/** The publishedAt of a 'backdated' setup post (an import). */
+export const BACKDATED_AT = '2001-02-03T04:05:06.789Z';
+// The instants of the years 1000-9999, the range docs/api.md gives an expiresAt and MySQL's DATETIME
+// holds; written with another offset, an instant near either end may fall outside.
+const EARLIEST_INSTANT_MS = daysFromCivil(1_000, 1, 1) * DAY_MS;
+
+export type PublishedAtReading =
+  | { kind: 'absent' }
+  | { kind: 'null' }
+  | { kind: 'instant'; instant: number }
+  | { kind: 'invalid' }
+  | { kind: 'unclear' };
+
+/**
+ * A publishedAt member: null, an RFC 3339 date-time (as rfc3339Instant reads it) of an instant in the
+ * years 1000-9999, or invalid. 'unclear' within a day of those bounds, and within an hour of the
+ * clock, where past and future could trade places.
+ */
+export function classifyPublishedAt(value: unknown, clock: number): PublishedAtReading {
+  if (value === null) return { kind: 'null' };
+  if (typeof value !== 'string') return { kind: 'invalid' };
+  const instant = rfc3339Instant(value);
+  if (instant === undefined) return { kind: 'invalid' };
+  if (Math.abs(instant - EARLIEST_INSTANT_MS) < DAY_MS || Math.abs(instant - LATEST_EXPIRY_MS) < DAY_MS) {
+    return { kind: 'unclear' };
+  }
+  if (instant < EARLIEST_INSTANT_MS || instant > LATEST_EXPIRY_MS) return { kind: 'invalid' };
+  if (Math.abs(instant - clock) <= CLOCK_MARGIN_MS) return { kind: 'unclear' };
+  return { kind: 'instant', instant };
+}
+
+interface InstantForm {
+  /** Minutes east of UTC. */
+  offsetMinutes: number;
+  /** 'ms': the instant's milliseconds; else these fraction digits (which change the instant). */
+  fraction: string;
+  designator: string;
+  /** How an offset of 0 is written. */
+  zulu: string;
+}
+
+// RFC 3339 §5.6 leaves these free: the offset, 1-9 fraction digits or none, t and z in lower case.
+const instantForm: fc.Arbitrary<InstantForm> = fc.record({
+  offsetMinutes: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(0) },
+    { weight: 2, arbitrary: fc.constantFrom(60, -300, 330, 345, -570, 23 * 60 + 59, -(23 * 60 + 59)) },
+    { weight: 1, arbitrary: fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }) },
+  ),
+  fraction: fc.oneof(
+    { weight: 4, arbitrary: fc.constant('ms') },
+    { weight: 2, arbitrary: fc.constant('') },
+    { weight: 2, arbitrary: digitString(1, 9).map((digits) => `.${digits}`) },
+  ),
+  designator: fc.constantFrom('T', 'T', 't'),
+  zulu: fc.constantFrom('Z', 'Z', 'z', '+00:00', '-00:00'),
+});
+
+function writeInstant(instant: number, { offsetMinutes, fraction, designator, zulu }: InstantForm): string {
+  const local = new Date(instant + offsetMinutes * 60_000).toISOString();
+  const minutes = Math.abs(offsetMinutes);
+  const offset =
+    offsetMinutes === 0
+      ? zulu
+      : `${offsetMinutes < 0 ? '-' : '+'}${padded(Math.floor(minutes / 60), 2)}:${padded(minutes % 60, 2)}`;
+  return `${local.slice(0, 10)}${designator}${local.slice(11, 19)}${fraction === 'ms' ? local.slice(19, 23) : fraction}${offset}`;
+}
+
+/** From just past the clock margin to centuries, within the years 1000-9999 from any clock of this millennium. */
+const distanceFromClock: fc.Arbitrary<number> = fc.oneof(
+  fc.integer({ min: CLOCK_MARGIN_MS + 60_000, max: 2 * HOUR_MS }),
+  fc.integer({ min: DAY_MS, max: 400 * DAY_MS }),
+  fc.integer({ min: 400 * DAY_MS, max: 900 * 365 * DAY_MS }),
+);
+
+/** An RFC 3339 date-time over an hour before the clock, in any of its forms. */
+export function pastInstant(clock: number): fc.Arbitrary<string> {
+  return fc.tuple(distanceFromClock, instantForm).map(([distance, form]) => writeInstant(clock - distance, form));
+}
+
+/** An RFC 3339 date-time over an hour after the clock, in any of its forms. */
+export function futureInstant(clock: number): fc.Arbitrary<string> {
+  return fc.tuple(distanceFromClock, instantForm).map(([distance, form]) => writeInstant(clock + distance, form));
+}
+
+const publishedYearField: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1_000, max: 9_999 }).map(String) },
+  { weight: 4, arbitrary: fc.integer({ min: THIS_YEAR - 30, max: THIS_YEAR + 30 }).map(String) },
+  { weight: 2, arbitrary: yearField },
+);
+
+/** publishedAt values: instants before and after the clock, null, odd forms, near misses, other types. */
+export function publishedAtValue(clock: number): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    { weight: 5, arbitrary: futureInstant(clock) },
+    { weight: 5, arbitrary: pastInstant(clock) },
+    { weight: 3, arbitrary: fc.constant(null) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        BACKDATED_AT,
+        '1970-01-01T00:00:00Z',
+        '1969-12-31T23:59:59.999Z',
+        '2000-02-29T23:59:59.999999999-23:59',
+        '2038-01-19T03:14:08Z',
+        '1000-01-03T00:00:00Z',
+        '9999-12-29T12:00:00+01:00',
+        `${THIS_YEAR - 1}-12-31t23:59:59z`,
+      ),
+    },
+    { weight: 3, arbitrary: dateTimeFromParts(publishedYearField) },
+    { weight: 1, arbitrary: fc.constantFrom(...CALENDAR_EDGES) },
+    { weight: 1, arbitrary: otherIsoForms },
+    { weight: 1, arbitrary: alteredDateTime },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.string({ maxLength: 40 }),
+        fc.string({ unit: fc.constantFrom(...'0123456789-:.TtZz+ W'), minLength: 10, maxLength: 35 }),
+        fc.constantFrom('', 'now', 'today', 'null', 'Tue, 15 Nov 1994 08:12:31 GMT', '2001-02-03', '04:05:06Z'),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.oneof(
+        fc.constantFrom(true, false, 0, -1, 1_700_000_000, 1_700_000_000_000, [], {}, { instant: BACKDATED_AT }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        pastInstant(clock).map((text) => [text]),
+      ),
+    },
+  );
+}
+
+const STATUS_LOOKALIKES = [
+  'Draft',
+  'DRAFT',
+  'Published',
+  'PUBLISHED',
+  'Scheduled',
+  'draft ',
+  ' draft',
+  'published\u0000',
+  'scheduled\n',
+  'dra\u200bft',
+  '\uff44\uff52\uff41\uff46\uff54',
+  'publish',
+  'public',
+  'private',
+  'deleted',
+  'archived',
+  'trash',
+  'pending',
+  '',
+  'draft,published',
+  'null',
+  '0',
+  'publishedAt',
+];
+
+/** status values: the three states, near misses, other types. */
+export const statusValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...POST_STATUSES) },
+  { weight: 2, arbitrary: fc.constantFrom(...STATUS_LOOKALIKES) },
+  { weight: 2, arbitrary: fc.constantFrom(null, 0, 1, true, false, [], ['draft'], {}, { status: 'draft' }) },
+  { weight: 1, arbitrary: textArbitrary },
+);
+
+/** The JSON text of a value; a string now and then with every unit escaped (the same string). */
+function jsonFragmentOf(value: fc.Arbitrary<unknown>): fc.Arbitrary<string> {
+  return fc
+    .tuple(value, fc.nat({ max: 7 }))
+    .map(([member, draw]) =>
+      typeof member === 'string' && draw === 0 && member.length <= 1_000
+        ? escapeEveryUnit(member)
+        : JSON.stringify(member),
+    );
+}
+
+/** State members any post may take whatever its state: draft; published in the past; scheduled in the future. */
+function anyStateMembers(clock: number): fc.Arbitrary<Record<string, unknown>> {
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.constant({}) },
+    { weight: 1, arbitrary: fc.constantFrom({ status: 'draft' }, { status: 'draft', publishedAt: null }) },
+    { weight: 1, arbitrary: pastInstant(clock).map((publishedAt) => ({ status: 'published', publishedAt })) },
+    { weight: 1, arbitrary: futureInstant(clock).map((publishedAt) => ({ status: 'scheduled', publishedAt })) },
+  );
+}
+
+const scheduledAt = (clock: number): number => clock + SCHEDULED_IN_MS;
+
+/** The state a setup post is in once made. */
+export function setupPostState(state: SetupState, clock: number): PostState {
+  switch (state) {
+    case 'published':
+      return { status: 'published', publishedAt: 'now' };
+    case 'backdated':
+      return { status: 'published', publishedAt: Date.parse(BACKDATED_AT) };
+    case 'draft':
+      return { status: 'draft', publishedAt: null };
+    case 'scheduled':
+      return { status: 'scheduled', publishedAt: scheduledAt(clock) };
+  }
+}
+
+/** The title of a setup post at `version`: what restoring its revision `version` brings back. */
+export const setupTitle = (version: number): string => `Version ${version}`;
+
+export interface PostBody {
+  title: string;
+  content: string;
+  author: string;
+  status?: PostStatus;
+  publishedAt?: string | null;
+}
+
+/** What makes a setup post, as the writer: its create, then its merge patches (its DELETE is the caller's). */
+export function setupRequests(
+  setup: PostSetup,
+  clock: number,
+): { create: PostBody; patches: Array<Partial<PostBody>> } {
+  const state: Partial<PostBody> = {
+    published: {},
+    backdated: { status: 'published' as const, publishedAt: BACKDATED_AT },
+    draft: { status: 'draft' as const },
+    scheduled: { status: 'scheduled' as const, publishedAt: new Date(scheduledAt(clock)).toISOString() },
+  }[setup.state];
+  return {
+    create: { title: setupTitle(1), content: 'Made for one fuzzed request', author: 'Fuzz', ...state },
+    patches: Array.from({ length: setup.patches }, (_, index) => ({ title: setupTitle(index + 2) })),
+  };
+}
+
+export const setupState: fc.Arbitrary<SetupState> = fc.constantFrom('published', 'backdated', 'draft', 'scheduled');
 
 const ID_SAMPLES = [
   '-1',
@@ -1527,7 +2074,7 @@ const pathCharacter = fc
   .map((code) => String.fromCharCode(code))
   .filter((character) => !'/?#'.includes(character));
 
-const rawId: fc.Arbitrary<string> = fc.oneof(
+export const rawId: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...ID_SAMPLES) },
   { weight: 1, arbitrary: fc.integer({ max: 0 }).map(String) },
   { weight: 1, arbitrary: fc.double({ noNaN: true }).map(String) },
@@ -1556,8 +2103,8 @@ function pathRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
       id: rawId,
       trailingSlash: fc.boolean(),
       odd: fc.option(fc.constantFrom(...ODD_PATHS), { freq: 20 }),
-      replacement: validBody('replace'),
-      patch: validBody('patch'),
+      replacement: validBody('replace', targets.clock),
+      patch: validBody('patch', targets.clock),
     })
     .filter(({ method, id }) => {
       // Writes must not reach a post this run created: well-formed ids below the floor are left out.
@@ -1604,7 +2151,7 @@ function looselyEncode(text: string): string {
     .join('');
 }
 
-const QUERY_KEYS = [
+export const QUERY_KEYS = [
   'limit[]',
   'limit[0]',
   'Limit',
@@ -1626,7 +2173,7 @@ const QUERY_KEYS = [
  * or bare (a key alone), with junk separators at the end, and an optional X-Request-Id. `sent` may
  * rewrite a value before it is encoded.
  */
-function queryStrings(
+export function queryStrings(
   key: fc.Arbitrary<string>,
   value: fc.Arbitrary<string>,
   maxParameters: number,
@@ -1657,11 +2204,12 @@ function queryStrings(
 function queryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
   const { cursor } = targets;
   const key = fc.oneof(
-    { weight: 8, arbitrary: fc.constantFrom('limit', 'cursor', 'author', 'order', 'count') },
+    { weight: 8, arbitrary: fc.constantFrom('limit', 'cursor', 'author', 'order', 'count', 'status') },
     { weight: 2, arbitrary: fc.constantFrom(...QUERY_KEYS) },
     { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
   );
   const value = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...POST_STATUSES, ...STATUS_LOOKALIKES) },
     {
       weight: 4,
       arbitrary: fc.constantFrom(
@@ -1721,6 +2269,7 @@ function queryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
       const valid = isValidListQuery(queryString, cursor);
       const headers: Record<string, string> = { authorization: bearer(targets.writerToken) };
       if (requestId !== null) headers['x-request-id'] = requestId;
+      const status = (parseQueryString(queryString).status as PostStatus | undefined) ?? 'published';
       return request({
         category: 'query',
         method: 'GET',
@@ -1728,6 +2277,15 @@ function queryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
         headers,
         valid,
         expected: [valid ? 200 : 400],
+        // §10: published posts, or the writer's own drafts or scheduled posts, never the other writer's.
+        successBodyViolation: (body) => {
+          if (!Array.isArray(body)) return 'a 200 whose body is not a list';
+          const posts = body as Array<{ id?: unknown; status?: unknown }>;
+          const other = posts.find((post) => post.status !== status);
+          if (other !== undefined) return `post ${String(other.id)} is ${String(other.status)} in a list of ${status}`;
+          const hidden = posts.find((post) => targets.hiddenPostIds.includes(post.id as number));
+          return hidden === undefined ? null : `the other writer's ${status} post ${String(hidden.id)} is listed`;
+        },
       });
     })
     .filter((fuzz) => fuzz.path.length <= MAX_URL_LENGTH);
@@ -1770,6 +2328,9 @@ function eventsQueryRequests(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
         '030',
         'post.created',
         'post.deleted,post.updated',
+        'post.published',
+        'post.unpublished,post.restored,post.purged',
+        'post.restored,post.removed',
         'post.created,post.created',
         'post.created,',
         ',post.created',
@@ -1818,7 +2379,7 @@ function sentEventsValue(name: string, text: string, feedHead: number): string {
 }
 
 /** The generator of each category. */
-export function fuzzArbitraries(targets: FuzzTargets): Record<Category, fc.Arbitrary<FuzzRequest>> {
+export function fuzzArbitraries(targets: FuzzTargets): Record<PostsCategory, fc.Arbitrary<FuzzRequest>> {
   return {
     'post-body': jsonBodyRequests('post-body', 'create', targets),
     'put-body': jsonBodyRequests('put-body', 'replace', targets),
