@@ -433,6 +433,37 @@ describe('the trash (contract §10)', () => {
     });
   });
 
+  describe('when moves in both directions race', () => {
+    it('answers every DELETE, restore and PATCH of one post with 2xx, 404 or 412, never a 5xx, and keeps the post in one place', async () => {
+      const { body: post } = await create();
+      const answered: string[] = [];
+
+      // Deletes, restores and patches of the same post at the same time lock rows of posts and
+      // posts_trash in both orders: InnoDB breaks the deadlocks by rolling a transaction back.
+      for (let round = 0; round < 150; round++) {
+        const responses = await Promise.all([
+          api.delete(`/posts/${post.id}`),
+          api.post(`/trash/${post.id}/restore`),
+          api.post(`/trash/${post.id}/restore`),
+          api.patch(`/posts/${post.id}`, { content: `round ${round}` }),
+        ]);
+        answered.push(
+          ...responses.map(
+            (response, index) => `${['DELETE', 'restore', 'restore', 'PATCH'][index]} ${response.status}`,
+          ),
+        );
+      }
+
+      expect(answered.filter((answer) => !/ (200|204|404)$/.test(answer))).toEqual([]);
+      const live = await storedPost(post.id);
+      const trashed = await trashedRow(post.id);
+      expect([live, trashed].filter((row) => row !== null)).toHaveLength(1);
+      const versions = (await eventsOf(post.id)).map((event) => Number(event.data.version));
+      expect(versions).toEqual([...versions].sort((left, right) => left - right));
+      expect(new Set(versions).size).toBe(versions.length);
+    });
+  });
+
   describe('Idempotency-Key across the trash', () => {
     it('replays the original 201 for a retried create of a trashed post, creates nothing, and the restore works', async () => {
       const key = randomUUID();

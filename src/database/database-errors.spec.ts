@@ -1,6 +1,6 @@
 import { CannotExecuteNotConnectedError, QueryFailedError } from 'typeorm';
 import { describe, expect, it } from 'vitest';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseUnavailable, isDeadlock } from './database-errors.js';
 
 /** An Error carrying a driver error `code`, as mysql2, better-sqlite3 and Node's net module produce. */
 function driverError(code: string, message = `driver failure ${code}`): Error {
@@ -112,5 +112,18 @@ describe('isDatabaseUnavailable', () => {
     error.cause = error;
 
     expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+});
+
+describe('isDeadlock', () => {
+  it('is true for ER_LOCK_DEADLOCK, also wrapped in a QueryFailedError', () => {
+    expect(isDeadlock(driverError('ER_LOCK_DEADLOCK'))).toBe(true);
+    expect(isDeadlock(new QueryFailedError('DELETE …', [], driverError('ER_LOCK_DEADLOCK')))).toBe(true);
+  });
+
+  it('is false for a lock wait timeout and for other errors: those are not rolled back whole', () => {
+    expect(isDeadlock(driverError('ER_LOCK_WAIT_TIMEOUT'))).toBe(false);
+    expect(isDeadlock(driverError('ECONNRESET'))).toBe(false);
+    expect(isDeadlock(new Error('ER_LOCK_DEADLOCK'))).toBe(false);
   });
 });

@@ -56,6 +56,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** InnoDB rolled the transaction back to break a deadlock (ER_LOCK_DEADLOCK, errno 1213). */
+export function isDeadlock(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    if ((current as { code?: unknown }).code === 'ER_LOCK_DEADLOCK') return true;
+    current = (current as { driverError?: unknown }).driverError ?? current.cause;
+  }
+  return false;
+}
+
 /** A unique index refused the write (MySQL ER_DUP_ENTRY, SQLite SQLITE_CONSTRAINT_UNIQUE). */
 export function isUniqueViolation(error: unknown): boolean {
   const driverError = (error as { driverError?: { code?: unknown } } | null)?.driverError ?? error;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { inRetriedTransaction } from '../database/deadlock-retry.js';
 import { EventTypes } from '../events/event-types.js';
 import { EventsService } from '../events/events.service.js';
 import type { Post } from './post.entity.js';
@@ -34,7 +35,7 @@ export class PostPublication {
   async publishDue(now: Date, batch: number): Promise<number> {
     let published = 0;
     for (const id of await this.posts.findDue(now, batch)) {
-      await this.txHost.withTransaction(async () => {
+      await inRetriedTransaction(this.txHost, async () => {
         const post = await this.posts.lockById(id);
         if (post !== undefined && (await this.publishIfDue(post, now)) !== post) published++;
       });

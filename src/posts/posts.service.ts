@@ -6,6 +6,7 @@ import type { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
 import { ProblemTypes } from '../http/problem/problem-types.js';
 import { POSTS_CONFIG, type PostsConfig } from '../config/config.module.js';
+import { inRetriedTransaction } from '../database/deadlock-retry.js';
 import { EventTypes } from '../events/event-types.js';
 import { EventsService } from '../events/events.service.js';
 import type { PageQuery } from './dto/list-posts-query.dto.js';
@@ -170,7 +171,7 @@ export class PostsService {
 
   /** Moves the post to the trash (contract §10): 404 on every /posts route from then on. */
   async remove(id: number, principal: Principal, precondition: WritePrecondition): Promise<void> {
-    await this.txHost.withTransaction(async () => {
+    await inRetriedTransaction(this.txHost, async () => {
       const now = new Date();
       const post = await this.lockForChange(id, principal, precondition, now);
       await this.trash.add(id, now);
@@ -189,7 +190,7 @@ export class PostsService {
     next: (current: Post, now: Date) => PostFields,
     findTarget?: () => Promise<void>,
   ): Promise<Post> {
-    return this.txHost.withTransaction(async () => {
+    return inRetriedTransaction(this.txHost, async () => {
       const now = new Date();
       const current = await this.lockForChange(id, principal, precondition, now, findTarget);
       const fields = next(current, now);

@@ -4,6 +4,7 @@ import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adap
 import { isAdmin, type Principal } from '../auth/principal.js';
 import type { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { POSTS_CONFIG, type PostsConfig } from '../config/config.module.js';
+import { inRetriedTransaction } from '../database/deadlock-retry.js';
 import { EventTypes } from '../events/event-types.js';
 import { EventsService } from '../events/events.service.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
@@ -58,7 +59,7 @@ export class TrashService {
    * whose instant passed in the trash is published right after, with its own event and version.
    */
   async restore(id: number, principal: Principal): Promise<Post> {
-    return this.txHost.withTransaction(async () => {
+    return inRetriedTransaction(this.txHost, async () => {
       await this.lockOwn(id, principal);
       const now = new Date();
       await this.trash.restore(id, now);
@@ -70,7 +71,7 @@ export class TrashService {
 
   /** Erases the post and its revisions for good; its last event is a tombstone. */
   async purge(id: number, principal: Principal): Promise<void> {
-    await this.txHost.withTransaction(async () => {
+    await inRetriedTransaction(this.txHost, async () => {
       const post = await this.lockOwn(id, principal);
       await this.erase(post, principal.id, new Date());
     });
@@ -84,7 +85,7 @@ export class TrashService {
   async purgeDeletedBefore(cutoff: Date, batch: number): Promise<number> {
     let purged = 0;
     for (const id of await this.trash.findDeletedBefore(cutoff, batch)) {
-      await this.txHost.withTransaction(async () => {
+      await inRetriedTransaction(this.txHost, async () => {
         const post = await this.trash.lockById(id);
         if (post === undefined || post.deletedAt.getTime() >= cutoff.getTime()) return;
         await this.erase(post, SYSTEM_ACTOR, new Date());
