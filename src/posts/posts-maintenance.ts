@@ -2,13 +2,18 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { PostPublication } from './post-publication.js';
 import { TrashService } from './trash.service.js';
 
-// Scheduled posts are published within this long of their instant (contract §10: "within seconds").
+// Scheduled posts are published within about this long of their instant (contract §10: "within seconds").
 const PUBLICATION_INTERVAL_MS = 1_000;
 const TRASH_INTERVAL_MS = 10 * 60 * 1000;
-// Each run handles at most this many posts, so a backlog is worked off over several runs and no run
-// holds the database for long.
+// A trash run that stopped at its budget with posts left: the next one comes this soon instead.
+const TRASH_BACKLOG_INTERVAL_MS = 10 * 1000;
+// Posts per batch: each post is its own transaction, a batch one read of the due ones.
 const BATCH = 100;
-const TRASH_BATCHES_PER_RUN = 10;
+// How long a run may keep taking batches: a backlog (thousands of posts scheduled for one instant,
+// a day of mass deletes) is worked off at the database's pace, not a fixed number per run, while a
+// run still ends before the next is due and never holds the database for long.
+const PUBLICATION_BUDGET_MS = 800;
+const TRASH_BUDGET_MS = 5_000;
 
 /**
  * The posts' background work, on every instance: the publication sweep (a scheduled post's
@@ -19,9 +24,14 @@ const TRASH_BATCHES_PER_RUN = 10;
 @Injectable()
 export class PostsMaintenance implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Posts');
-  private readonly timers: NodeJS.Timeout[] = [];
+  private publicationTimer?: NodeJS.Timeout;
+  private trashTimer?: NodeJS.Timeout;
+  private stopped = false;
   private publishing: Promise<number> | undefined;
   private purging: Promise<number> | undefined;
+  private trashBacklog = false;
+  /** How long a run may keep taking batches (a test may lengthen them, to count without a clock). */
+  readonly budgetsMs = { publication: PUBLICATION_BUDGET_MS, trash: TRASH_BUDGET_MS };
 
   constructor(
     private readonly publication: PostPublication,
@@ -29,46 +39,68 @@ export class PostsMaintenance implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    this.timers.push(
-      setInterval(() => void this.publishDue(), PUBLICATION_INTERVAL_MS).unref(),
-      setInterval(() => void this.purgeTrash(), TRASH_INTERVAL_MS).unref(),
-    );
+    this.publicationTimer = setInterval(() => void this.publishDue(), PUBLICATION_INTERVAL_MS).unref();
+    this.scheduleTrash(TRASH_INTERVAL_MS);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.timers.forEach((timer) => clearInterval(timer));
+    this.stopped = true;
+    clearInterval(this.publicationTimer);
+    clearTimeout(this.trashTimer);
     await Promise.all([this.publishing, this.purging]);
   }
 
   /** One publication run; returns how many posts it published (tests call it directly). */
   publishDue(now = new Date()): Promise<number> {
-    this.publishing ??= this.logFailure('publishing scheduled posts', () =>
+    this.publishing ??= this.inBatches('publishing scheduled posts', this.budgetsMs.publication, () =>
       this.publication.publishDue(now, BATCH),
-    ).finally(() => (this.publishing = undefined));
+    )
+      .then(({ done }) => done)
+      .finally(() => (this.publishing = undefined));
     return this.publishing;
   }
 
   /** One trash run; returns how many trashed posts it erased (tests call it directly). */
   purgeTrash(now = new Date()): Promise<number> {
     const cutoff = new Date(now.getTime() - this.trash.retentionMs);
-    this.purging ??= this.logFailure('erasing expired trash', async () => {
-      let purged = 0;
-      for (let batch = 0; batch < TRASH_BATCHES_PER_RUN; batch++) {
-        const count = await this.trash.purgeDeletedBefore(cutoff, BATCH);
-        purged += count;
-        if (count < BATCH) break;
-      }
-      return purged;
-    }).finally(() => (this.purging = undefined));
+    this.purging ??= this.inBatches('erasing expired trash', this.budgetsMs.trash, () =>
+      this.trash.purgeDeletedBefore(cutoff, BATCH),
+    )
+      .then(({ done, backlog }) => {
+        this.trashBacklog = backlog;
+        return done;
+      })
+      .finally(() => (this.purging = undefined));
     return this.purging;
   }
 
-  private async logFailure(what: string, run: () => Promise<number>): Promise<number> {
+  private scheduleTrash(delayMs: number): void {
+    if (this.stopped) return;
+    this.trashTimer = setTimeout(() => {
+      void this.purgeTrash().finally(() =>
+        this.scheduleTrash(this.trashBacklog ? TRASH_BACKLOG_INTERVAL_MS : TRASH_INTERVAL_MS),
+      );
+    }, delayMs).unref();
+  }
+
+  /** Batches until one comes back short (nothing left) or the budget is spent (`backlog`: maybe more). */
+  private async inBatches(
+    what: string,
+    budgetMs: number,
+    batch: () => Promise<number>,
+  ): Promise<{ done: number; backlog: boolean }> {
+    const deadline = Date.now() + budgetMs;
+    let done = 0;
     try {
-      return await run();
+      for (;;) {
+        const count = await batch();
+        done += count;
+        if (count < BATCH) return { done, backlog: false };
+        if (Date.now() >= deadline || this.stopped) return { done, backlog: true };
+      }
     } catch (error) {
       this.logger.warn(`${what} failed; the next run retries: ${(error as Error).message}`);
-      return 0;
+      return { done, backlog: false };
     }
   }
 }
