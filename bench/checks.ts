@@ -95,7 +95,7 @@ async function checkCreateParity(service: ChildServer, other: ChildServer, who: 
     expect(answer.status === 201, `POST /posts (${name}) answered ${answer.status}`);
     const post = JSON.parse(answer.body) as Record<string, unknown>;
     expect(
-      Object.keys(post).join() === 'id,title,content,author,createdAt,updatedAt',
+      Object.keys(post).join() === 'id,title,content,author,status,publishedAt,createdAt,updatedAt',
       `POST /posts (${name}): fields ${Object.keys(post).join()}`,
     );
     expect(answer.headers.get('location') === `/posts/${String(post.id)}`, `POST /posts (${name}): Location`);

@@ -168,7 +168,12 @@ const EXPECTED_TABLES: Record<TableName, ExpectedTable> = {
       sqlite: {
         indexes: [
           { name: 'idx_posts_author_status_id', columns: ['author', 'status', 'id'], unique: false },
-          { name: 'idx_posts_owner_status_id', columns: ['owner_id', 'status', 'id'], unique: false },
+          {
+            name: 'idx_posts_owner_status_id',
+            columns: ['owner_id', 'status', 'id'],
+            unique: false,
+            where: `"status" <> 'published'`,
+          },
           { name: 'idx_posts_scheduled', columns: ['published_at'], unique: false, where: `"status" = 'scheduled'` },
           { name: 'idx_posts_status_id', columns: ['status', 'id'], unique: false },
         ],

@@ -11,7 +11,8 @@ export type PostStatus = (typeof PostStatuses)[number];
 // MEDIUMTEXT on MySQL, which an entity shared with SQLite cannot say, so never use migration:generate).
 @Entity({ name: 'posts' })
 // The list's keyset indexes (migration 1795000600000): each filter of GET /posts seeks to its status
-// and walks ids in order. The due-scheduled index is partial on SQLite (only scheduled rows pay for it).
+// and walks ids in order. The owner and due-scheduled indexes are partial on SQLite (only drafts and
+// scheduled posts pay for them).
 @Index('idx_posts_status_id', ['status', 'id'])
 @Index('idx_posts_author_status_id', ['author', 'status', 'id'])
 @Index('idx_posts_owner_status_id', ['ownerId', 'status', 'id'])

@@ -91,7 +91,9 @@ export class PostsRepository {
       const where = [...conditions];
       const bound = [...parameters];
       if (query.ownerId !== undefined) {
-        where.push('owner_id = ?');
+        // An owner's listing is of drafts or scheduled posts; the term, word for word, lets SQLite use
+        // its partial owner index, which holds those rows only.
+        where.push('owner_id = ?', "status <> 'published'");
         bound.push(query.ownerId);
       }
       if (query.author !== undefined) {
