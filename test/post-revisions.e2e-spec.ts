@@ -6,21 +6,12 @@ import { PostRevision } from '../src/posts/post-revision.entity.js';
 import type { PostResource, PostRevisionResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
 import type { HttpResult } from './helpers/http.js';
+import { nextLinkOf } from './helpers/post-feed.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const PAST_INSTANT = '2001-02-03T04:05:06.789Z';
-const NEXT_LINK = /^<([^>]+)>; rel="next"$/;
 const REVISION_FIELDS = ['author', 'content', 'publishedAt', 'revisedAt', 'status', 'title', 'version'];
-
-/** The root-relative URL of the rel="next" link, or undefined when there is none. */
-function nextLinkOf(response: HttpResult): string | undefined {
-  const header = response.headers.get('link');
-  if (header === null) return undefined;
-  const match = NEXT_LINK.exec(header);
-  expect(match, `Link header ${header}`).not.toBeNull();
-  return match![1];
-}
 
 /** The revision a write that answered `replaced` will keep: that state, revised at the write's time. */
 function revisionOf(replaced: PostResource, version: number, revisedAt: string): PostRevisionResource {

@@ -3,47 +3,22 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { Scope } from '../src/auth/principal.js';
-import type { FeedEvent } from '../src/events/event-types.js';
 import { PostsMaintenance } from '../src/posts/posts-maintenance.js';
 import { Post } from '../src/posts/post.entity.js';
 import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
 import { client, type HttpResult } from './helpers/http.js';
+import { isStrictlyIncreasing, nextLinkOf, postFeed, postIdOf, until } from './helpers/post-feed.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 // An import's original publication time: kept to the millisecond.
 const PAST_INSTANT = '2001-02-03T04:05:06.789Z';
-const NEXT_LINK = /^<([^>]+)>; rel="next"$/;
 
 const inFuture = (ms: number): string => new Date(Date.now() + ms).toISOString();
 const uniqueAuthor = (label = 'author'): string => `${label}-${randomUUID()}`;
 const idsOf = (posts: PostResource[]): number[] => posts.map((post) => post.id);
-const postIdOf = (event: FeedEvent): number => (event.data.post as { id: number }).id;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const isStrictlyIncreasing = (values: number[]): boolean =>
-  values.every((value, index) => index === 0 || value > values[index - 1]);
-
-/** Reads until `done` holds, every 100 ms, failing after `timeoutMs`; returns the last reading. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/** The root-relative URL of the rel="next" link, or undefined when there is none. */
-function nextLinkOf(response: HttpResult): string | undefined {
-  const header = response.headers.get('link');
-  if (header === null) return undefined;
-  const match = NEXT_LINK.exec(header);
-  expect(match, `Link header ${header}`).not.toBeNull();
-  return match![1];
-}
 
 /** The state rules of contract §10 a body can break, each with the pointer the 400 must name. */
 const INVALID_STATES: Array<[string, () => Record<string, unknown>, string]> = [
@@ -99,34 +74,7 @@ describe('the editorial life of a post (contract §10)', () => {
     events: await countRows('events'),
   });
   const storedPost = (id: number): Promise<Post | null> => context.app.dataSource.getRepository(Post).findOneBy({ id });
-  const storedEventCount = async (id: number): Promise<number> => {
-    const [row] = await context.app.dataSource.query<Array<{ n: number | string }>>(
-      'SELECT COUNT(*) AS n FROM events WHERE post_id = ?',
-      [id],
-    );
-    return Number(row.n);
-  };
-
-  /** The whole feed, oldest first, page by page (admin may read it). */
-  const readFeed = async (query = ''): Promise<FeedEvent[]> => {
-    const events: FeedEvent[] = [];
-    for (let after = '0'; ;) {
-      const page = await admin.get<FeedEvent[]>(`/events?after=${after}&limit=100${query}`);
-      expect(page.status).toBe(200);
-      if (page.body.length === 0) return events;
-      events.push(...page.body);
-      after = page.body[page.body.length - 1].id;
-    }
-  };
-  /**
-   * The post's events in feed order, once the feed serves every one the events table holds for it
-   * (on MySQL an event gets its position a few milliseconds after its write's response).
-   */
-  const eventsOf = async (id: number): Promise<FeedEvent[]> => {
-    const stored = await storedEventCount(id);
-    const feed = async () => (await readFeed()).filter((event) => postIdOf(event) === id);
-    return until(feed, (events) => events.length >= stored, 5_000, `the ${stored} events of post ${id} in the feed`);
-  };
+  const { readFeed, eventsOf } = postFeed(() => context.app.dataSource, admin);
 
   const create = async (overrides: Record<string, unknown> = {}): Promise<HttpResult<PostResource>> => {
     const response = await api.post<PostResource>('/posts', { ...buildPost(), ...overrides });

@@ -4,6 +4,7 @@ import { PostsMaintenance } from '../src/posts/posts-maintenance.js';
 import { Post } from '../src/posts/post.entity.js';
 import type { PostResource } from '../src/posts/post.resource.js';
 import { buildPost } from './factories/post.factory.js';
+import { postIdOf, until } from './helpers/post-feed.js';
 import { client, type Client } from './helpers/http.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
@@ -13,18 +14,6 @@ import { createTestDatabase, type TestDatabase } from './helpers/test-database.j
 const POSTS = 20;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-const postIdOf = (event: FeedEvent): number => (event.data.post as { id: number }).id;
-
-/** Reads until `done` holds, every 100 ms, failing after `timeoutMs`; returns the last reading. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('scheduled publication on a fleet (two instances, one MariaDB database)', () => {
   let database: TestDatabase;

@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Scope } from '../src/auth/principal.js';
-import type { FeedEvent } from '../src/events/event-types.js';
 import { PostsMaintenance } from '../src/posts/posts-maintenance.js';
 import { Post } from '../src/posts/post.entity.js';
 import { PostRevision } from '../src/posts/post-revision.entity.js';
@@ -11,39 +10,15 @@ import type { PostResource, PostRevisionResource, TrashedPostResource } from '..
 import { TrashedPost } from '../src/posts/trashed-post.entity.js';
 import { buildPost } from './factories/post.factory.js';
 import { client, type HttpResult } from './helpers/http.js';
+import { isStrictlyIncreasing, nextLinkOf, postFeed, postIdOf, until } from './helpers/post-feed.js';
 import { expectProblem, useTestApp } from './helpers/use-test-app.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const HOUR_MS = 60 * 60 * 1000;
 const PAST_INSTANT = '2001-02-03T04:05:06.789Z';
-const NEXT_LINK = /^<([^>]+)>; rel="next"$/;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const postIdOf = (event: FeedEvent): number => (event.data.post as { id: number }).id;
 const versionOf = (response: HttpResult): number => Number(/^"\d+\.(\d+)"$/.exec(response.headers.get('etag')!)![1]);
-
-const isStrictlyIncreasing = (values: number[]): boolean =>
-  values.every((value, index) => index === 0 || value > values[index - 1]);
-
-/** Reads until `done` holds, every 100 ms, failing after `timeoutMs`; returns the last reading. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/** The root-relative URL of the rel="next" link, or undefined when there is none. */
-function nextLinkOf(response: HttpResult): string | undefined {
-  const header = response.headers.get('link');
-  if (header === null) return undefined;
-  const match = NEXT_LINK.exec(header);
-  expect(match, `Link header ${header}`).not.toBeNull();
-  return match![1];
-}
 
 /** Reading and arranging helpers on the app `context` started. */
 function trashHelpers(context: ReturnType<typeof useTestApp>) {
@@ -65,30 +40,7 @@ function trashHelpers(context: ReturnType<typeof useTestApp>) {
     dataSource()
       .getRepository(PostRevision)
       .find({ where: { postId }, order: { version: 'DESC' } });
-  const storedEventCount = async (postId: number): Promise<number> => {
-    const [row] = await dataSource().query<Array<{ n: number | string }>>(
-      'SELECT COUNT(*) AS n FROM events WHERE post_id = ?',
-      [postId],
-    );
-    return Number(row.n);
-  };
-  /** The whole feed, oldest first, page by page (admin may read it). */
-  const readFeed = async (query = ''): Promise<FeedEvent[]> => {
-    const events: FeedEvent[] = [];
-    for (let after = '0'; ;) {
-      const page = await admin.get<FeedEvent[]>(`/events?after=${after}&limit=100${query}`);
-      expect(page.status).toBe(200);
-      if (page.body.length === 0) return events;
-      events.push(...page.body);
-      after = page.body[page.body.length - 1].id;
-    }
-  };
-  /** The post's events in feed order, once the feed serves every one the events table holds for it. */
-  const eventsOf = async (id: number): Promise<FeedEvent[]> => {
-    const stored = await storedEventCount(id);
-    const feed = async () => (await readFeed()).filter((event) => postIdOf(event) === id);
-    return until(feed, (events) => events.length >= stored, 5_000, `the ${stored} events of post ${id} in the feed`);
-  };
+  const { readFeed, eventsOf } = postFeed(dataSource, admin);
   return { api, admin, create, trash, storedPost, trashedRow, storedRevisions, readFeed, eventsOf };
 }
 
