@@ -13,3 +13,19 @@ export function decodePageCursor(codec: CursorCodec, cursor: string, scope: stri
     });
   }
 }
+
+/**
+ * A page of keyset rows read one more than `limit` (the extra row tells, without a COUNT, whether
+ * another page follows): the first `limit`, and the cursor after the last of them if one does.
+ */
+export function keysetPage<T>(
+  codec: CursorCodec,
+  rows: T[],
+  limit: number,
+  scope: string,
+  keyOf: (row: T) => number,
+): { items: T[]; nextCursor?: string } {
+  const items = rows.slice(0, limit);
+  const nextCursor = rows.length > limit ? codec.encode({ after: keyOf(items[items.length - 1]), scope }) : undefined;
+  return { items, nextCursor };
+}

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import type { CursorCodec } from '../common/pagination/cursor-codec.js';
 import { ProblemException } from '../http/problem/problem.exception.js';
 import { ProblemTypes } from '../http/problem/problem-types.js';
-import { decodePageCursor } from './page-cursor.js';
+import { decodePageCursor, keysetPage } from './page-cursor.js';
 import { mayChange } from './post-lifecycle.js';
 import type { PostRevision } from './post-revision.entity.js';
 import { PostRevisionsRepository } from './post-revisions.repository.js';
@@ -35,12 +35,8 @@ export class PostRevisionsService {
     const scope = JSON.stringify(['revisions', id]);
     const before = query.cursor === undefined ? undefined : decodePageCursor(this.cursorCodec, query.cursor, scope);
     const rows = await this.revisions.findPage(id, before, query.limit + 1);
-    const revisions = rows.slice(0, query.limit);
-    const nextCursor =
-      rows.length > query.limit
-        ? this.cursorCodec.encode({ after: revisions[revisions.length - 1].version, scope })
-        : undefined;
-    return { revisions, nextCursor };
+    const { items, nextCursor } = keysetPage(this.cursorCodec, rows, query.limit, scope, (row) => row.version);
+    return { revisions: items, nextCursor };
   }
 
   async findOne(id: number, version: number, principal: Principal): Promise<PostRevision> {

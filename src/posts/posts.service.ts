@@ -22,7 +22,7 @@ import type { PostRevision } from './post-revision.entity.js';
 import { PostRevisionsRepository } from './post-revisions.repository.js';
 import { PostsRepository, type PostFields } from './posts.repository.js';
 import { PostsTrashRepository } from './posts-trash.repository.js';
-import { decodePageCursor } from './page-cursor.js';
+import { decodePageCursor, keysetPage } from './page-cursor.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 
 export interface PostsPage {
@@ -72,10 +72,8 @@ export class PostsService {
       count: query.count,
       now: new Date(),
     });
-    const posts = rows.slice(0, query.limit);
-    const nextCursor =
-      rows.length > query.limit ? this.cursorCodec.encode({ after: posts[posts.length - 1].id, scope }) : undefined;
-    return { posts, nextCursor, totalCount };
+    const { items, nextCursor } = keysetPage(this.cursorCodec, rows, query.limit, scope, (post) => post.id);
+    return { posts: items, nextCursor, totalCount };
   }
 
   /** The post as of now; 404 unless it is published or the caller's (or the caller is admin). */

@@ -16,7 +16,7 @@ import { PostPublication } from './post-publication.js';
 import { PostRevisionsRepository } from './post-revisions.repository.js';
 import { PostsRepository } from './posts.repository.js';
 import { PostsTrashRepository } from './posts-trash.repository.js';
-import { decodePageCursor } from './page-cursor.js';
+import { decodePageCursor, keysetPage } from './page-cursor.js';
 import { POSTS_CURSOR_CODEC } from './posts.tokens.js';
 import type { TrashedPost } from './trashed-post.entity.js';
 
@@ -48,10 +48,8 @@ export class TrashService {
     const before = query.cursor === undefined ? undefined : decodePageCursor(this.cursorCodec, query.cursor, scope);
     const ownerId = isAdmin(principal) ? undefined : principal.id;
     const rows = await this.trash.findPage(ownerId, before, query.limit + 1);
-    const posts = rows.slice(0, query.limit);
-    const nextCursor =
-      rows.length > query.limit ? this.cursorCodec.encode({ after: posts[posts.length - 1].id, scope }) : undefined;
-    return { posts, nextCursor };
+    const { items, nextCursor } = keysetPage(this.cursorCodec, rows, query.limit, scope, (post) => post.id);
+    return { posts: items, nextCursor };
   }
 
   /**
